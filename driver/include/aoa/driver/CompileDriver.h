@@ -1,0 +1,35 @@
+//===- CompileDriver.h - The aoa-compile pipeline ---------------*- C++ -*-===//
+//
+// Runs the stages of aoa-compile for options already parsed by the tool's
+// main: load the config, parse it, and stop at the requested emission.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_DRIVER_COMPILEDRIVER_H
+#define AOA_DRIVER_COMPILEDRIVER_H
+
+#include <iosfwd>
+#include <string>
+
+namespace aoa {
+
+enum class EmitKind { Tokens, Ast };
+
+struct CompileOptions {
+  std::string configPath;
+  EmitKind emit = EmitKind::Ast;
+  /// Where emitted text goes; "-" is standard output.
+  std::string outputPath = "-";
+  /// Forces Paddle's aoa_config_reverse on, whatever the config says.
+  bool reverse = false;
+  /// Print diagnostics with ANSI colors.
+  bool color = false;
+};
+
+/// Runs the pipeline; diagnostics go to `err`, emitted text to `out` (or the
+/// output file). Returns the process exit code: 0 on success, 1 on errors.
+int runCompile(const CompileOptions &options, std::ostream &out,
+               std::ostream &err);
+
+} // namespace aoa
+
+#endif // AOA_DRIVER_COMPILEDRIVER_H

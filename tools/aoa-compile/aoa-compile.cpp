@@ -1,0 +1,60 @@
+//===- aoa-compile.cpp - Compile AOA statements ----------------------------===//
+//
+// Parses flags and hands them to the compile driver.
+//
+//===----------------------------------------------------------------------===//
+#include "aoa/driver/CompileDriver.h"
+
+#include "llvm/Support/CommandLine.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <unistd.h>
+
+using namespace llvm;
+
+static cl::OptionCategory category("aoa-compile options");
+
+static cl::opt<std::string> configPath(
+    cl::Positional, cl::Required, cl::value_desc("CONFIG"),
+    cl::desc("<CONFIG: Paddle JSON config or .aoa statements file>"),
+    cl::cat(category));
+
+static cl::opt<aoa::EmitKind> emit(
+    "emit", cl::desc("Stop after a stage and print it"),
+    cl::init(aoa::EmitKind::Ast),
+    cl::values(clEnumValN(aoa::EmitKind::Tokens, "tokens",
+                          "the tokens of each statement, one statement a line"),
+               clEnumValN(aoa::EmitKind::Ast, "ast",
+                          "the parsed statements, one a line (default)")),
+    cl::cat(category));
+
+static cl::opt<std::string> outputPath(
+    "o", cl::desc("Write the output to <file> (atomically); '-' is stdout"),
+    cl::value_desc("file"), cl::init("-"), cl::cat(category));
+
+static cl::opt<bool> reverseFlag(
+    "reverse",
+    cl::desc("Run the statements backwards (Paddle's aoa_config_reverse), "
+             "whatever the config says"),
+    cl::cat(category));
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter([](raw_ostream &os) { os << "aoa-compile 0.1.0\n"; });
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "aoa-compile: compile AOA checkpoint-conversion statements\n\n"
+      "  Reads a config (Paddle's JSON {\"aoa_statements\": [...]} or a .aoa\n"
+      "  file with one statement per line, ';' separators and '#' comments)\n"
+      "  and prints the requested stage. Errors are reported as\n"
+      "  file:line:col diagnostics; the exit code is 1 if there was any.\n");
+
+  aoa::CompileOptions options;
+  options.configPath = configPath;
+  options.emit = emit;
+  options.outputPath = outputPath;
+  options.reverse = reverseFlag;
+  options.color = ::isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  return aoa::runCompile(options, std::cout, std::cerr);
+}
