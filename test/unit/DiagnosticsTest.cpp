@@ -1,0 +1,106 @@
+//===- DiagnosticsTest.cpp - The diagnostics engine and printer -----------===//
+#include "aoa/ir/Diagnostics.h"
+
+#include <gtest/gtest.h>
+
+using namespace aoa;
+
+namespace {
+
+struct Captured {
+  SourceManager sources;
+  DiagnosticEngine engine{sources};
+  std::vector<Diagnostic> diagnostics;
+  Captured() {
+    engine.setHandler([this](const Diagnostic &d) { diagnostics.push_back(d); });
+  }
+};
+
+TEST(Diagnostics, BuilderEmitsOnDestructionWithNotesAndHints) {
+  Captured c;
+  uint32_t buffer = c.sources.addBuffer("cfg.aoa", "a -> b\nc => d\n");
+  {
+    c.engine.error(SourceLocation{buffer, 2, 3}, "unexpected character '='")
+        .note(SourceLocation{buffer, 1, 3}, "an arrow is here")
+        .hint("write '->'");
+    EXPECT_TRUE(c.diagnostics.empty()) << "emitted before the builder ended";
+  }
+  ASSERT_EQ(c.diagnostics.size(), 1u);
+  const Diagnostic &d = c.diagnostics[0];
+  EXPECT_EQ(d.severity, Severity::Error);
+  EXPECT_EQ(d.message, "unexpected character '='");
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_EQ(d.notes[0].severity, Severity::Note);
+  EXPECT_EQ(d.notes[0].location, (SourceLocation{buffer, 1, 3}));
+  ASSERT_EQ(d.hints.size(), 1u);
+  EXPECT_EQ(c.engine.errorCount(), 1u);
+  EXPECT_TRUE(c.engine.hadErrors());
+}
+
+TEST(Diagnostics, WarningsDoNotCountAsErrors) {
+  Captured c;
+  c.engine.warning(SourceLocation{}, "careful");
+  EXPECT_EQ(c.engine.errorCount(), 0u);
+  EXPECT_EQ(c.engine.warningCount(), 1u);
+  EXPECT_FALSE(c.engine.hadErrors());
+}
+
+TEST(Diagnostics, RendersLlvmStyleWithCaret) {
+  SourceManager sources;
+  uint32_t buffer = sources.addBuffer("cfg.aoa", "a -> b\nc => d\n");
+  Diagnostic d;
+  d.location = SourceLocation{buffer, 2, 3};
+  d.message = "unexpected character '='";
+  d.hints.push_back("write '->'");
+  EXPECT_EQ(renderDiagnostic(d, sources),
+            "cfg.aoa:2:3: error: unexpected character '='\n"
+            "c => d\n"
+            "  ^\n"
+            "hint: write '->'\n");
+}
+
+TEST(Diagnostics, SubPathNamesTheJsonStatement) {
+  SourceManager sources;
+  uint32_t buffer = sources.addBuffer("cfg.json", "x -> y", "aoa_statements[4]");
+  EXPECT_EQ(sources.describe(SourceLocation{buffer, 1, 6}),
+            "cfg.json:aoa_statements[4]:1:6");
+}
+
+TEST(Diagnostics, CaretKeepsTabsAndCountsCodePoints) {
+  SourceManager sources;
+  // "\tä -> b": the tab is copied, the two-byte 'ä' counts as one column.
+  uint32_t buffer = sources.addBuffer("t.aoa", "\t\xc3\xa4 @ b\n");
+  Diagnostic d;
+  d.location = SourceLocation{buffer, 1, 4};
+  d.message = "x";
+  EXPECT_EQ(renderDiagnostic(d, sources),
+            "t.aoa:1:4: error: x\n\t\xc3\xa4 @ b\n\t  ^\n");
+}
+
+TEST(Diagnostics, LocationlessDiagnosticHasNoCaret) {
+  SourceManager sources;
+  Diagnostic d;
+  d.message = "cannot read config 'x': No such file or directory";
+  EXPECT_EQ(renderDiagnostic(d, sources),
+            "error: cannot read config 'x': No such file or directory\n");
+}
+
+TEST(SourceManager, LocationForOffsetAndLines) {
+  SourceManager sources;
+  uint32_t buffer = sources.addBuffer("f", "ab\r\ncd\nef");
+  EXPECT_EQ(sources.locationForOffset(buffer, 0), (SourceLocation{buffer, 1, 1}));
+  EXPECT_EQ(sources.locationForOffset(buffer, 5), (SourceLocation{buffer, 2, 2}));
+  EXPECT_EQ(sources.locationForOffset(buffer, 8), (SourceLocation{buffer, 3, 2}));
+  EXPECT_EQ(sources.lineText(buffer, 1), "ab");
+  EXPECT_EQ(sources.lineText(buffer, 3), "ef");
+  EXPECT_EQ(sources.lineText(buffer, 4), "");
+}
+
+TEST(Diagnostics, ClosestSpelling) {
+  std::vector<std::string> keys = {"axis", "permute", "dtype"};
+  EXPECT_EQ(closestSpelling("axsi", keys), "axis");
+  EXPECT_EQ(closestSpelling("permtue", keys), "permute");
+  EXPECT_EQ(closestSpelling("completely_else", keys), "");
+}
+
+} // namespace
