@@ -20,8 +20,9 @@ TEST(Diagnostics, BuilderEmitsOnDestructionWithNotesAndHints) {
   Captured c;
   uint32_t buffer = c.sources.addBuffer("cfg.aoa", "a -> b\nc => d\n");
   {
-    c.engine.error(SourceLocation{buffer, 2, 3}, "unexpected character '='")
-        .note(SourceLocation{buffer, 1, 3}, "an arrow is here")
+    InFlightDiagnostic pending =
+        c.engine.error(SourceLocation{buffer, 2, 3}, "unexpected character '='");
+    pending.note(SourceLocation{buffer, 1, 3}, "an arrow is here")
         .hint("write '->'");
     EXPECT_TRUE(c.diagnostics.empty()) << "emitted before the builder ended";
   }
