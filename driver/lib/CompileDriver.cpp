@@ -3,10 +3,14 @@
 
 #include "aoa/driver/OutputFile.h"
 #include "aoa/frontend/ConfigLoader.h"
+#include "aoa/frontend/MetadataLoader.h"
 #include "aoa/frontend/Parser.h"
 #include "aoa/frontend/Printers.h"
 #include "aoa/ir/Diagnostics.h"
+#include "aoa/passes/CompilationState.h"
+#include "aoa/passes/Passes.h"
 
+#include <algorithm>
 #include <ostream>
 #include <sstream>
 
@@ -16,7 +20,7 @@ namespace {
 
 /// Emits the requested stage into `text`; false if a stage failed.
 bool runStages(const CompileOptions &options, SourceManager &sources,
-               DiagnosticEngine &diags, std::ostream &text) {
+               DiagnosticEngine &diags, std::ostream &text, std::ostream &err) {
   std::optional<ConfigFile> config =
       loadConfigFile(options.configPath, sources, diags);
   if (!config)
@@ -30,7 +34,55 @@ bool runStages(const CompileOptions &options, SourceManager &sources,
   std::optional<Program> program = parseConfig(*config, sources, diags);
   if (!program)
     return false;
-  printProgram(text, *program, sources);
+  if (options.emit == EmitKind::Ast) {
+    printProgram(text, *program, sources);
+    return true;
+  }
+
+  if (options.sourceMetadataPath.empty()) {
+    diags.error(SourceLocation{}, "--emit=expanded and later stages need the "
+                                  "source metadata")
+        .hint("pass --src=SOURCE_METADATA.json (aoa-metadata v1)");
+    return false;
+  }
+  std::optional<ShardMetadata> sourceMetadata =
+      loadShardMetadata(options.sourceMetadataPath, sources, diags);
+  std::optional<ShardMetadata> destinationMetadata;
+  if (!options.destinationMetadataPath.empty())
+    destinationMetadata =
+        loadShardMetadata(options.destinationMetadataPath, sources, diags);
+  if (!sourceMetadata ||
+      (!options.destinationMetadataPath.empty() && !destinationMetadata))
+    return false;
+
+  CompilationState state(sources, diags);
+  state.program = std::move(*program);
+  state.source = KeySpace(*sourceMetadata, "source");
+  if (destinationMetadata)
+    state.destination = KeySpace(*destinationMetadata, "destination");
+
+  PassManager pm;
+  addMacroPasses(pm);
+  for (const std::string &pass : options.printAfter) {
+    std::vector<std::string> known = allPassNames();
+    if (std::find(known.begin(), known.end(), pass) != known.end())
+      continue;
+    auto d = diags.error(SourceLocation{}, "--print-after: unknown pass '" + pass + "'");
+    std::string suggestion = closestSpelling(pass, known);
+    std::string list;
+    for (const std::string &name : known)
+      list += (list.empty() ? "" : ", ") + name;
+    d.hint(suggestion.empty() ? "passes: " + list
+                              : "did you mean '" + suggestion + "'?");
+    return false;
+  }
+  PassInstrumentation instrumentation;
+  instrumentation.printAfter = options.printAfter;
+  instrumentation.printAfterAll = options.printAfterAll;
+  instrumentation.timePasses = options.timePasses;
+  if (!pm.run(state, instrumentation, text, err))
+    return false;
+  printStatements(state, text);
   return true;
 }
 
@@ -46,7 +98,7 @@ int runCompile(const CompileOptions &options, std::ostream &out,
   // Output is produced in memory and written only on success, so a failed
   // run never leaves a partial output file behind.
   std::ostringstream text;
-  bool ok = runStages(options, sources, diags, text) && !diags.hadErrors();
+  bool ok = runStages(options, sources, diags, text, err) && !diags.hadErrors();
   if (!ok) {
     err << diags.errorCount() << (diags.errorCount() == 1 ? " error" : " errors")
         << " generated.\n";

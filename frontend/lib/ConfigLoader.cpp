@@ -51,7 +51,7 @@ const std::vector<std::string> &knownConfigKeys() {
   return keys;
 }
 
-const char *jsonTypeName(const nlohmann::json &value) {
+const char *jsonTypeName(const nlohmann::ordered_json &value) {
   return value.type_name();
 }
 
@@ -70,9 +70,10 @@ std::optional<ConfigFile> loadJsonConfig(ConfigFile config,
                                          SourceManager &sources,
                                          DiagnosticEngine &diags) {
   std::string_view text = sources.text(config.fileBuffer);
-  nlohmann::json root;
+  // ordered_json keeps the keys in file order, so diagnostics follow the file.
+  nlohmann::ordered_json root;
   try {
-    root = nlohmann::json::parse(text.begin(), text.end());
+    root = nlohmann::ordered_json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error &e) {
     // nlohmann reports the byte just past the offending character.
     size_t offset = e.byte > 0 ? e.byte - 1 : 0;
@@ -100,7 +101,7 @@ std::optional<ConfigFile> loadJsonConfig(ConfigFile config,
   bool ok = true;
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string &key = it.key();
-    const nlohmann::json &value = it.value();
+    const nlohmann::ordered_json &value = it.value();
     SourceLocation keyLoc = locateKey(sources, config.fileBuffer, key);
     if (key == "aoa_statements") {
       if (!value.is_array()) {

@@ -6,6 +6,8 @@
 
 #include "TokenKinds.h"
 
+#include <algorithm>
+
 namespace aoa {
 
 const char *tokenKindName(TokenKind kind) {
@@ -107,6 +109,16 @@ std::vector<Token> lexBuffer(const SourceManager &sources, uint32_t buffer) {
     return tokens;
   }
 
+  // ANTLR counts lines at '\n' only, while a lone '\r' also ends a line (for
+  // the grammar and the SourceManager alike), so locations are computed from
+  // the token's offset instead. The input stream indexes code points.
+  std::vector<size_t> byteOffsets; // code point index -> byte offset
+  byteOffsets.reserve(text.size() + 1);
+  for (size_t i = 0; i < text.size(); ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80)
+      byteOffsets.push_back(i);
+  byteOffsets.push_back(text.size());
+
   antlr4::ANTLRInputStream input(text.data(), text.size());
   grammar::AOALexer lexer(&input);
   lexer.removeErrorListeners();
@@ -114,10 +126,10 @@ std::vector<Token> lexBuffer(const SourceManager &sources, uint32_t buffer) {
     std::unique_ptr<antlr4::Token> t = lexer.nextToken();
     if (t->getType() == antlr4::Token::EOF)
       break;
+    size_t start = std::min(t->getStartIndex(), byteOffsets.size() - 1);
     tokens.push_back(Token{
         tokenKindFromAntlr(t->getType()), t->getText(),
-        SourceLocation{buffer, static_cast<uint32_t>(t->getLine()),
-                       static_cast<uint32_t>(t->getCharPositionInLine() + 1)}});
+        sources.locationForOffset(buffer, byteOffsets[start])});
   }
   return tokens;
 }

@@ -46,7 +46,26 @@ std::string describeToken(const std::vector<Token> &tokens, size_t index) {
 /// one.
 bool reportLexicalError(const std::vector<Token> &tokens,
                         DiagnosticEngine &diags) {
+  const Token *previous = nullptr;
   for (const Token &t : tokens) {
+    // `layer-0.w` lexes as IDENT NUMBER(-0) ...: a '-' glued to a name or a
+    // value is part of a key, not the sign of a number.
+    if (t.kind == TokenKind::Number && t.text[0] == '-' && previous &&
+        (previous->kind == TokenKind::Ident ||
+         previous->kind == TokenKind::QuotedIdent ||
+         previous->kind == TokenKind::Number ||
+         previous->kind == TokenKind::String ||
+         previous->kind == TokenKind::RBracket ||
+         previous->kind == TokenKind::Transpose) &&
+        previous->location.line == t.location.line &&
+        previous->location.column + countCodePoints(previous->text) ==
+            t.location.column) {
+      diags.error(t.location, "unexpected character '-'")
+          .hint("'-' only appears in '->' and before a number; write keys "
+                "containing '-' in backquotes, e.g. `layer-0.w`");
+      return true;
+    }
+    previous = &t;
     switch (t.kind) {
     case TokenKind::UnterminatedString:
       diags.error(t.location, "unterminated string")
@@ -150,6 +169,15 @@ public:
     } catch (...) {
       expected.clear(); // the message is still useful without the set
     }
+    // The error is found after the parser left a `(',' x)*` loop (before
+    // '->' or at the end of the statement), so the set lacks the ',' that
+    // would have continued the list.
+    using P = grammar::AOAParser;
+    bool afterList = ruleIndex == P::RuleStatementOnly;
+    for (size_t e : expected)
+      afterList |= ruleIndex == P::RuleStatement && e == P::ARROW;
+    if (afterList)
+      expected.push_back(P::COMMA);
   }
 };
 

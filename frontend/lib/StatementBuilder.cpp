@@ -129,6 +129,15 @@ std::optional<Statement> Builder::build(P::StatementContext *tree) {
       statement.tags.push_back(TagUse{*tag, parsed->location});
       continue;
     }
+    if (const char *example =
+            parsed->quoted ? nullptr : attributeExample(parsed->text)) {
+      diags_.error(parsed->location,
+                   "attribute '" + parsed->text + "' has no value")
+          .hint(std::string("write ") + example +
+                "; write a key with this name in backquotes: `" +
+                parsed->text + "`");
+      return std::nullopt;
+    }
     if (firstAttribute || !statement.tags.empty()) {
       auto d = diags_.error(parsed->location,
                             "destination name '" + parsed->text +

@@ -20,6 +20,9 @@ std::optional<Statement>
 buildStatement(grammar::AOAParser::StatementContext *tree,
                const std::vector<Token> &tokens, DiagnosticEngine &diags);
 
+/// How a known attribute is written (`axis=1`), or nullptr for other words.
+const char *attributeExample(const std::string &key);
+
 /// Checks the rules of one statement that need no metadata: arity, `_`,
 /// `^T` on the right, attribute keys and value types, macro tags and their
 /// attributes. Reports every violation; returns false if there was any.

@@ -130,6 +130,13 @@ void Verifier::checkPlaceholders() {
         .hint("`_ -> b` adds b, `a -> _` removes a");
     return;
   }
+  // Paddle reads `a, b -> _` and `_ -> b, c` as a concat/split.
+  if (adds && s_.lhs.size() == 1 && s_.rhs.size() > 1)
+    error(s_.rhs[1].location, "adding a key takes exactly one destination name")
+        .hint("write one `_ -> b` statement per key");
+  if (removes && s_.rhs.size() == 1 && s_.lhs.size() > 1)
+    error(s_.lhs[1].location, "removing a key takes exactly one source name")
+        .hint("write one `a -> _` statement per key");
   if ((adds || removes) && (!s_.attributes.empty() || !s_.tags.empty()))
     error(!s_.attributes.empty() ? s_.attributes.front().location
                                  : s_.tags.front().location,
@@ -243,13 +250,15 @@ void Verifier::checkTags() {
     return;
   MacroTag tag = s_.tags[0].tag;
   // Names that macros expand ($LAYER_ID and friends keep the arity; ranges
-  // and stars change it) are counted after expansion instead.
+  // and stars change it) are counted after expansion instead; the attribute
+  // checks below still apply.
+  bool expands = false;
   for (const std::vector<Name> *side : {&s_.lhs, &s_.rhs})
     for (const Name &name : *side)
       if (name.range || (!name.quoted && name.text.find('*') != std::string::npos))
-        return;
+        expands = true;
 
-  switch (tag) {
+  if (!expands) switch (tag) {
   case MacroTag::FusedQkv:
     if (s_.lhs.size() == 1 && s_.rhs.size() == 1) {
       error(s_.tags[0].location,
@@ -289,6 +298,11 @@ void Verifier::checkTags() {
 }
 
 } // namespace
+
+const char *attributeExample(const std::string &key) {
+  const AttributeSpec *spec = findSpec(key);
+  return spec ? spec->example : nullptr;
+}
 
 bool verifyStatement(const Statement &statement, DiagnosticEngine &diags) {
   return Verifier(statement, diags).run();

@@ -40,7 +40,9 @@ bool Statement::hasTag(MacroTag tag) const {
 }
 
 std::string printName(const Name &name) {
-  std::string out = name.quoted ? "`" + name.text + "`" : name.text;
+  std::string out = name.temporary ? "%" + name.text
+                    : name.quoted   ? "`" + name.text + "`"
+                                    : name.text;
   if (name.range)
     out += "[" + std::to_string(name.range->begin) + ":" +
            std::to_string(name.range->end) + "]";

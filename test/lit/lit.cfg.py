@@ -1,6 +1,7 @@
 # lit configuration for the aoa tool tests. Run through ctest (see
 # test/CMakeLists.txt), which passes build_dir, llvm_tools_dir, examples_dir.
 import os
+import sys
 import lit.formats
 
 config.name = "aoa"
@@ -15,6 +16,7 @@ bin_dir = os.path.join(build_dir, "bin")
 
 config.substitutions.append(("%aoa-compile", os.path.join(bin_dir, "aoa-compile")))
 config.substitutions.append(("%examples", lit_config.params["examples_dir"]))
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 
 config.environment["PATH"] = os.pathsep.join(

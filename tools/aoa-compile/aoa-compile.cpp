@@ -26,7 +26,10 @@ static cl::opt<aoa::EmitKind> emit(
     cl::values(clEnumValN(aoa::EmitKind::Tokens, "tokens",
                           "the tokens of each statement, one statement a line"),
                clEnumValN(aoa::EmitKind::Ast, "ast",
-                          "the parsed statements, one a line (default)")),
+                          "the parsed statements, one a line (default)"),
+               clEnumValN(aoa::EmitKind::Expanded, "expanded",
+                          "the statements after every macro pass (needs "
+                          "--src)")),
     cl::cat(category));
 
 static cl::opt<std::string> outputPath(
@@ -37,6 +40,28 @@ static cl::opt<bool> reverseFlag(
     "reverse",
     cl::desc("Run the statements backwards (Paddle's aoa_config_reverse), "
              "whatever the config says"),
+    cl::cat(category));
+
+static cl::opt<std::string> sourceMetadata(
+    "src", cl::desc("Shard metadata of the source checkpoint (aoa-metadata v1)"),
+    cl::value_desc("file"), cl::cat(category));
+
+static cl::opt<std::string> destinationMetadata(
+    "dst",
+    cl::desc("Shard metadata of the destination layout (aoa-metadata v1); "
+             "without it outputs are derived unsharded"),
+    cl::value_desc("file"), cl::cat(category));
+
+static cl::list<std::string> printAfter(
+    "print-after", cl::desc("Print the state after the named pass"),
+    cl::value_desc("pass"), cl::CommaSeparated, cl::cat(category));
+
+static cl::opt<bool> printAfterAll("print-after-all",
+                                   cl::desc("Print the state after every pass"),
+                                   cl::cat(category));
+
+static cl::opt<bool> timePasses(
+    "time-passes", cl::desc("Print the wall time of every pass to stderr"),
     cl::cat(category));
 
 int main(int argc, char **argv) {
@@ -55,6 +80,11 @@ int main(int argc, char **argv) {
   options.emit = emit;
   options.outputPath = outputPath;
   options.reverse = reverseFlag;
+  options.sourceMetadataPath = sourceMetadata;
+  options.destinationMetadataPath = destinationMetadata;
+  options.printAfter.insert(printAfter.begin(), printAfter.end());
+  options.printAfterAll = printAfterAll;
+  options.timePasses = timePasses;
   options.color = ::isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr;
   return aoa::runCompile(options, std::cout, std::cerr);
 }

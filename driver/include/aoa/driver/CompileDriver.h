@@ -1,18 +1,20 @@
 //===- CompileDriver.h - The aoa-compile pipeline ---------------*- C++ -*-===//
 //
 // Runs the stages of aoa-compile for options already parsed by the tool's
-// main: load the config, parse it, and stop at the requested emission.
+// main: load the config and the metadata, parse, run the passes, and stop at
+// the requested emission.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_DRIVER_COMPILEDRIVER_H
 #define AOA_DRIVER_COMPILEDRIVER_H
 
 #include <iosfwd>
+#include <set>
 #include <string>
 
 namespace aoa {
 
-enum class EmitKind { Tokens, Ast };
+enum class EmitKind { Tokens, Ast, Expanded };
 
 struct CompileOptions {
   std::string configPath;
@@ -23,6 +25,15 @@ struct CompileOptions {
   bool reverse = false;
   /// Print diagnostics with ANSI colors.
   bool color = false;
+  /// Shard metadata of the source checkpoint (aoa-metadata v1).
+  std::string sourceMetadataPath;
+  /// Shard metadata of the destination layout; optional.
+  std::string destinationMetadataPath;
+  /// Pass instrumentation: --print-after=NAME, --print-after-all,
+  /// --time-passes (printed to `err`).
+  std::set<std::string> printAfter;
+  bool printAfterAll = false;
+  bool timePasses = false;
 };
 
 /// Runs the pipeline; diagnostics go to `err`, emitted text to `out` (or the

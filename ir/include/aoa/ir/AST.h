@@ -32,11 +32,14 @@ struct Name {
   bool quoted = false;
   /// Written with the `^T` suffix (transpose of all axes).
   bool transposed = false;
+  /// Made by a macro. Temporaries live in a namespace of their own, so they
+  /// can never collide with a real key; they print as `%text`.
+  bool temporary = false;
   std::optional<NameRange> range;
   SourceLocation location;
 
   /// `_`, the add/remove marker.
-  bool isPlaceholder() const { return !quoted && text == "_"; }
+  bool isPlaceholder() const { return !quoted && !temporary && text == "_"; }
 };
 
 enum class MacroTag { FusedQkv, FusedQkvOld, FusedFfn };

@@ -1,0 +1,26 @@
+//===- MetadataWriter.h - Shard metadata back to JSON -----------*- C++ -*-===//
+//
+// Writes a ShardMetadata in the aoa-metadata v1 format (DESIGN.md §2.1), the
+// inverse of MetadataLoader: tensors in file order, one shard per line, so
+// large files stay readable and diagnostics about them print short lines.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_FRONTEND_METADATAWRITER_H
+#define AOA_FRONTEND_METADATAWRITER_H
+
+#include "aoa/ir/ShardMetadata.h"
+
+#include <iosfwd>
+#include <string>
+
+namespace aoa {
+
+/// Streams the metadata as JSON; check the stream's state for I/O errors.
+void writeShardMetadata(const ShardMetadata &metadata, std::ostream &os);
+
+/// The metadata as one JSON text (for tests and small files).
+std::string printShardMetadata(const ShardMetadata &metadata);
+
+} // namespace aoa
+
+#endif // AOA_FRONTEND_METADATAWRITER_H

@@ -1,0 +1,50 @@
+//===- CompilationState.h - What the passes share ---------------*- C++ -*-===//
+#ifndef AOA_PASSES_COMPILATIONSTATE_H
+#define AOA_PASSES_COMPILATIONSTATE_H
+
+#include "aoa/ir/AST.h"
+#include "aoa/ir/Diagnostics.h"
+#include "aoa/passes/KeySpace.h"
+#include "aoa/passes/VarMappingChain.h"
+
+namespace aoa {
+
+struct CompilationState {
+  CompilationState(const SourceManager &sources, DiagnosticEngine &diags)
+      : sources(sources), diags(diags) {}
+
+  const SourceManager &sources;
+  DiagnosticEngine &diags;
+
+  /// The statements; macro passes rewrite them in place.
+  Program program;
+  /// Keys of the source checkpoint (`--src`).
+  KeySpace source;
+  /// Keys of the destination layout (`--dst`); absent without it.
+  KeySpace destination;
+  /// Name links recorded before the fused macros, to find shard counts.
+  VarMappingChain chain;
+
+  /// Statements are written in the load direction (checkpoint -> model). In
+  /// reverse mode `--src` describes the model, so the names left of `->`
+  /// live in the destination and those right of it in the source.
+  const KeySpace &keysOfLeftNames() const {
+    return program.reverse ? destination : source;
+  }
+  const KeySpace &keysOfRightNames() const {
+    return program.reverse ? source : destination;
+  }
+};
+
+/// Reports a diagnostic at a statement, with notes for the chain of macro
+/// expansions that produced it (Paddle's "AOA traceback").
+InFlightDiagnostic reportAt(CompilationState &state, const Statement &statement,
+                            SourceLocation location, std::string message);
+
+/// Prints the statements one per line with their locations (--emit=expanded
+/// and --print-after of the macro passes).
+void printStatements(const CompilationState &state, std::ostream &os);
+
+} // namespace aoa
+
+#endif // AOA_PASSES_COMPILATIONSTATE_H

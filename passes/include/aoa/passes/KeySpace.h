@@ -1,0 +1,67 @@
+//===- KeySpace.h - The keys of one side of a conversion --------*- C++ -*-===//
+//
+// Macros need to know which keys exist on the source side (and on the
+// destination side, when a destination layout is given) and how a key is
+// sharded along an axis. A KeySpace answers both from shard metadata.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_PASSES_KEYSPACE_H
+#define AOA_PASSES_KEYSPACE_H
+
+#include "aoa/ir/ShardMetadata.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+namespace aoa {
+
+class KeySpace {
+public:
+  /// An absent side (no destination layout given).
+  KeySpace() = default;
+  KeySpace(const ShardMetadata &metadata, std::string sideName);
+
+  bool present() const { return metadata_ != nullptr; }
+  /// "source" or "destination", for messages.
+  const std::string &sideName() const { return sideName_; }
+  const ShardMetadata *metadata() const { return metadata_; }
+
+  /// Every name a statement may use for this side, sorted: the model keys
+  /// (optimizer suffixes stripped) and the stored keys themselves.
+  const std::vector<std::string> &names() const { return names_; }
+  /// Model keys only, sorted.
+  const std::vector<std::string> &modelKeys() const { return modelKeys_; }
+  bool contains(std::string_view name) const {
+    return nameSet_.count(std::string(name)) != 0;
+  }
+  bool isModelKey(std::string_view name) const {
+    return modelKeySet_.count(std::string(name)) != 0;
+  }
+  bool isStoredKey(std::string_view key) const;
+
+  /// The number of shards of `name` along `axis`: the distinct intervals of
+  /// its shards on that axis (replicas and sharding along other axes do not
+  /// count). For a model key, the key and its optimizer states that are
+  /// sharded like it (.w_0, .moment1_0, .moment2_0) must agree. The intervals
+  /// must tile the axis evenly; otherwise `why` says what is wrong.
+  std::optional<int64_t> shardCountAlongAxis(std::string_view name, int64_t axis,
+                                             std::string &why) const;
+
+private:
+  std::optional<int64_t> countOneKey(std::string_view key, int64_t axis,
+                                     std::string &why) const;
+
+  const ShardMetadata *metadata_ = nullptr;
+  std::string sideName_;
+  std::vector<std::string> names_;
+  std::vector<std::string> modelKeys_;
+  std::unordered_set<std::string> nameSet_;
+  std::unordered_set<std::string> modelKeySet_;
+};
+
+} // namespace aoa
+
+#endif // AOA_PASSES_KEYSPACE_H

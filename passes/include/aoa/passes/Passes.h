@@ -1,0 +1,28 @@
+//===- Passes.h - Every pass of aoa-compile ---------------------*- C++ -*-===//
+#ifndef AOA_PASSES_PASSES_H
+#define AOA_PASSES_PASSES_H
+
+#include "aoa/passes/Pass.h"
+
+#include <memory>
+
+namespace aoa {
+
+// Macro passes, in the reference's priority order. They rewrite the
+// statements (never text) and record where each generated statement came
+// from.
+std::unique_ptr<Pass> createExpandIdsPass();
+std::unique_ptr<Pass> createExpandArraysPass();
+std::unique_ptr<Pass> createExpandStarsPass();
+std::unique_ptr<Pass> createVarMappingChainPass();
+std::unique_ptr<Pass> createLowerTransposeSuffixPass();
+std::unique_ptr<Pass> createLowerFusedQkvOldPass();
+std::unique_ptr<Pass> createLowerFusedFfnPass();
+std::unique_ptr<Pass> createLowerFusedQkvPass();
+
+/// Adds the macro passes, in order, to `pm`.
+void addMacroPasses(PassManager &pm);
+
+} // namespace aoa
+
+#endif // AOA_PASSES_PASSES_H

@@ -1,0 +1,55 @@
+//===- FusedLayout.h - Shared machinery of the fused-weight macros -*- C++ -*-===//
+#ifndef AOA_PASSES_LIB_FUSEDLAYOUT_H
+#define AOA_PASSES_LIB_FUSEDLAYOUT_H
+
+#include "aoa/passes/CompilationState.h"
+
+#include <optional>
+
+namespace aoa {
+
+/// Builds the statements a fused macro expands into.
+class FusedExpansion {
+public:
+  FusedExpansion(CompilationState &state, const Statement &statement,
+                 const char *pass, size_t statementIndex);
+
+  /// The fused axis (the `axis` attribute, default 1), as written.
+  int64_t axis() const { return axis_; }
+
+  /// A temporary piece name, unique to this statement: `%<pass>.N.<label>`.
+  Name piece(const std::string &label) const;
+  Name temporary(const std::string &label) const { return piece(label); }
+
+  /// Emits `lhs -> rhs, axis=A`.
+  void emit(std::vector<Name> lhs, std::vector<Name> rhs,
+            std::vector<Statement> &out) const;
+
+  /// How many shards the name left of the arrow has along the fused axis
+  /// in the keys it is read from, following the chain back to a key.
+  std::optional<int64_t> leftShardCount(const Name &name);
+  /// The same for a name right of the arrow, following the chain forward;
+  /// 1 when there is no destination layout.
+  std::optional<int64_t> rightShardCount(const Name &name);
+
+  /// Reports that `heads` cannot be split over `shards` shards.
+  bool checkDivisible(int64_t heads, const char *what, int64_t shards,
+                      const Name &name, const char *side);
+
+  CompilationState &state() { return state_; }
+  const Statement &statement() const { return statement_; }
+
+private:
+  std::optional<int64_t> shardCount(const Name &name, bool left);
+
+  CompilationState &state_;
+  const Statement &statement_;
+  const char *pass_;
+  size_t index_;
+  int64_t axis_ = 1;
+  SourceLocation tagLocation_;
+};
+
+} // namespace aoa
+
+#endif

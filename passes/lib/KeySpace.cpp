@@ -1,0 +1,111 @@
+//===- KeySpace.cpp --------------------------------------------------------===//
+#include "aoa/passes/KeySpace.h"
+
+#include "aoa/ir/OptimizerState.h"
+
+#include <algorithm>
+
+namespace aoa {
+
+KeySpace::KeySpace(const ShardMetadata &metadata, std::string sideName)
+    : metadata_(&metadata), sideName_(std::move(sideName)) {
+  for (TensorId id : metadata.tensorIdsByKey()) {
+    std::string_view key = metadata.tensor(id).key();
+    std::string_view model = splitOptimizerSuffix(key).first;
+    names_.emplace_back(key);
+    if (modelKeySet_.insert(std::string(model)).second) {
+      modelKeys_.emplace_back(model);
+      names_.emplace_back(model);
+    }
+  }
+  std::sort(modelKeys_.begin(), modelKeys_.end());
+  std::sort(names_.begin(), names_.end());
+  names_.erase(std::unique(names_.begin(), names_.end()), names_.end());
+  nameSet_.insert(names_.begin(), names_.end());
+}
+
+bool KeySpace::isStoredKey(std::string_view key) const {
+  return metadata_ && metadata_->find(key).has_value();
+}
+
+std::optional<int64_t> KeySpace::countOneKey(std::string_view key, int64_t axis,
+                                             std::string &why) const {
+  std::optional<TensorRef> tensor = metadata_->find(key);
+  if (!tensor) {
+    why = "'" + std::string(key) + "' is not in the " + sideName_ + " metadata";
+    return std::nullopt;
+  }
+  int64_t rank = static_cast<int64_t>(tensor->ndim());
+  int64_t normalized = axis < 0 ? axis + rank : axis;
+  if (normalized < 0 || normalized >= rank) {
+    why = "axis " + std::to_string(axis) + " is out of range for '" +
+          std::string(key) + "' of rank " + std::to_string(rank);
+    return std::nullopt;
+  }
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  for (ShardRef shard : tensor->shards()) {
+    int64_t begin = shard.globalOffset()[normalized];
+    intervals.emplace_back(begin, begin + shard.localShape()[normalized]);
+  }
+  std::sort(intervals.begin(), intervals.end());
+  intervals.erase(std::unique(intervals.begin(), intervals.end()),
+                  intervals.end());
+  int64_t extent = tensor->globalShape()[normalized];
+  int64_t size = intervals.front().second - intervals.front().first;
+  int64_t expectedBegin = 0;
+  bool even = size > 0;
+  for (const auto &[begin, end] : intervals) {
+    even &= begin == expectedBegin && end - begin == size;
+    expectedBegin = end;
+  }
+  even &= expectedBegin == extent;
+  if (!even) {
+    std::string list;
+    for (const auto &[begin, end] : intervals)
+      list += (list.empty() ? "" : ", ") + std::string("[") +
+              std::to_string(begin) + ":" + std::to_string(end) + ")";
+    why = "the shards of '" + std::string(key) + "' cover " + list +
+          " of [0:" + std::to_string(extent) + ") on axis " +
+          std::to_string(normalized) + ", not an even split";
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(intervals.size());
+}
+
+std::optional<int64_t> KeySpace::shardCountAlongAxis(std::string_view name,
+                                                     int64_t axis,
+                                                     std::string &why) const {
+  if (!metadata_) {
+    why = "no " + sideName_ + " metadata";
+    return std::nullopt;
+  }
+  if (!isModelKey(name))
+    return countOneKey(name, axis, why);
+  // A model key and its states sharded like it must agree (the beta-pow
+  // accumulators are scalars and do not count).
+  std::optional<int64_t> agreed;
+  std::string agreedKey;
+  for (std::string_view suffix : {std::string_view(), kOptimizerSuffixes[0],
+                                  kOptimizerSuffixes[1], kOptimizerSuffixes[2]}) {
+    std::string key = std::string(name) + std::string(suffix);
+    if (!isStoredKey(key))
+      continue;
+    std::optional<int64_t> count = countOneKey(key, axis, why);
+    if (!count)
+      return std::nullopt;
+    if (agreed && *agreed != *count) {
+      why = "'" + agreedKey + "' has " + std::to_string(*agreed) +
+            " shards but '" + key + "' has " + std::to_string(*count);
+      return std::nullopt;
+    }
+    agreed = count;
+    agreedKey = key;
+  }
+  if (!agreed) {
+    why = "'" + std::string(name) + "' has no stored tensor";
+    return std::nullopt;
+  }
+  return agreed;
+}
+
+} // namespace aoa

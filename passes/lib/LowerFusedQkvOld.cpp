@@ -1,0 +1,116 @@
+//===- LowerFusedQkvOld.cpp - TP-dependent fused QKV -----------------------===//
+//
+// A fused QKV weight stored per tensor-parallel rank as [Q heads of rank r |
+// K heads of rank r | V heads of rank r], ranks concatenated along the axis.
+// The statement is lowered to a split into per-head pieces in the source's
+// order and a concat in the destination's order (reference §5.9).
+//
+//===----------------------------------------------------------------------===//
+#include "aoa/passes/Passes.h"
+
+#include "FusedLayout.h"
+
+namespace aoa {
+
+namespace {
+
+class LowerFusedQkvOldPass : public Pass {
+public:
+  const char *name() const override { return "lower-fused-qkv-old"; }
+  const char *description() const override {
+    return "lower fused_qkv_old (TP-dependent Q|K|V blocks) to split/concat";
+  }
+  bool run(CompilationState &state) override;
+  void print(const CompilationState &state, std::ostream &os) const override {
+    printStatements(state, os);
+  }
+};
+
+/// The pieces in the order a TP-`t` layout stores them.
+std::vector<Name> layout(const FusedExpansion &e, int64_t t, int64_t heads,
+                         int64_t groups) {
+  std::vector<Name> names;
+  for (int64_t r = 0; r < t; ++r)
+    for (auto [label, count] : {std::pair<const char *, int64_t>{"Q", heads},
+                                {"K", groups},
+                                {"V", groups}})
+      for (int64_t j = 0; j < count / t; ++j)
+        names.push_back(e.piece(std::string(label) + "_" +
+                                std::to_string(r * count / t + j)));
+  return names;
+}
+
+std::vector<Name> pieceRun(const FusedExpansion &e, const char *label, int64_t n) {
+  std::vector<Name> names;
+  for (int64_t i = 0; i < n; ++i)
+    names.push_back(e.piece(std::string(label) + "_" + std::to_string(i)));
+  return names;
+}
+
+bool LowerFusedQkvOldPass::run(CompilationState &state) {
+  std::vector<Statement> out;
+  bool ok = true;
+  size_t index = 0;
+  for (const Statement &statement : state.program.statements) {
+    ++index;
+    if (!statement.hasTag(MacroTag::FusedQkvOld)) {
+      out.push_back(statement);
+      continue;
+    }
+    FusedExpansion e(state, statement, name(), index);
+    int64_t heads = statement.findAttribute("num_heads")->integer();
+    int64_t groups = statement.findAttribute("num_key_value_groups")->integer();
+    if (statement.lhs.size() == 1) {
+      const Name &fused = statement.lhs[0];
+      std::optional<int64_t> tSrc = e.leftShardCount(fused);
+      if (!tSrc || !e.checkDivisible(heads, "num_heads", *tSrc, fused, "source") ||
+          !e.checkDivisible(groups, "num_key_value_groups", *tSrc, fused,
+                            "source")) {
+        ok = false;
+        continue;
+      }
+      e.emit({fused}, layout(e, *tSrc, heads, groups), out);
+      if (statement.rhs.size() == 1) {
+        const Name &dst = statement.rhs[0];
+        std::optional<int64_t> tDst = e.rightShardCount(dst);
+        if (!tDst ||
+            !e.checkDivisible(heads, "num_heads", *tDst, dst, "destination") ||
+            !e.checkDivisible(groups, "num_key_value_groups", *tDst, dst,
+                              "destination")) {
+          ok = false;
+          continue;
+        }
+        e.emit(layout(e, *tDst, heads, groups), {dst}, out);
+      } else {
+        e.emit(pieceRun(e, "Q", heads), {statement.rhs[0]}, out);
+        e.emit(pieceRun(e, "K", groups), {statement.rhs[1]}, out);
+        e.emit(pieceRun(e, "V", groups), {statement.rhs[2]}, out);
+      }
+      continue;
+    }
+    // q, k, v -> D
+    const Name &dst = statement.rhs[0];
+    std::optional<int64_t> tDst = e.rightShardCount(dst);
+    if (!tDst ||
+        !e.checkDivisible(heads, "num_heads", *tDst, dst, "destination") ||
+        !e.checkDivisible(groups, "num_key_value_groups", *tDst, dst,
+                          "destination")) {
+      ok = false;
+      continue;
+    }
+    Name joined = e.temporary("qkv");
+    e.emit(statement.lhs, {joined}, out);
+    e.emit({joined}, layout(e, 1, heads, groups), out);
+    e.emit(layout(e, *tDst, heads, groups), {dst}, out);
+  }
+  state.program.statements = std::move(out);
+  return ok;
+}
+
+} // namespace
+
+std::unique_ptr<Pass> createLowerFusedQkvOldPass() {
+  return std::make_unique<LowerFusedQkvOldPass>();
+}
+
+} // namespace aoa
