@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -242,13 +243,52 @@ private:
                               &finder);
     std::string message;
     if (finder.failed) {
-      at = text_.data() + (finder.position > 0 ? finder.position - 1 : 0);
+      // nlohmann counts the characters it has read, so position - 1 is the
+      // last character of the offending token; point at its start.
+      size_t offset = finder.position > 0 ? finder.position - 1 : 0;
+      bool badLiteral =
+          finder.message.find("invalid literal") != std::string::npos;
+      at = text_.data() + tokenStart(std::min(offset, text_.size()),
+                                     badLiteral);
       message = finder.message;
     } else {
       message = simdjson::error_message(code);
     }
     error(at, "malformed JSON in metadata: " + message).hint(kFormatHint);
     stopped_ = true;
+  }
+
+  /// The start of the JSON token whose last character is at `offset`. For
+  /// an invalid literal (`tru}`) the character at `offset` is the one that
+  /// broke it, and the literal is just before it.
+  size_t tokenStart(size_t offset, bool badLiteral) const {
+    auto isWordChar = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+             c == '-' || c == '+';
+    };
+    if (offset >= text_.size())
+      return offset;
+    if (badLiteral && offset > 0 && isWordChar(text_[offset - 1]))
+      --offset;
+    if (isWordChar(text_[offset])) {
+      while (offset > 0 && isWordChar(text_[offset - 1]))
+        --offset;
+      return offset;
+    }
+    if (text_[offset] == '"') {
+      // Back to the opening quote: the previous quote with an even number
+      // of backslashes before it.
+      for (size_t i = offset; i-- > 0;) {
+        if (text_[i] != '"')
+          continue;
+        size_t backslashes = 0;
+        while (i > backslashes && text_[i - 1 - backslashes] == '\\')
+          ++backslashes;
+        if (backslashes % 2 == 0)
+          return i;
+      }
+    }
+    return offset;
   }
 
   /// How a value of the wrong type reads in a message ("a string", "a list",

@@ -1,0 +1,744 @@
+//===- MetadataLoaderTest.cpp - Shard metadata model, loader, writer ------===//
+#include "aoa/frontend/MetadataLoader.h"
+#include "aoa/frontend/MetadataWriter.h"
+#include "aoa/ir/ShardMetadata.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+using namespace aoa;
+
+namespace {
+
+/// Loads text and keeps every diagnostic.
+struct Loaded {
+  SourceManager sources;
+  DiagnosticEngine diags{sources};
+  std::vector<Diagnostic> diagnostics;
+  std::optional<ShardMetadata> metadata;
+
+  explicit Loaded(const std::string &text, const std::string &path = "m.json") {
+    diags.setHandler(
+        [this](const Diagnostic &d) { diagnostics.push_back(d); });
+    metadata = loadShardMetadataText(path, text, sources, diags);
+  }
+  std::string where(size_t i = 0) const {
+    return sources.describe(diagnostics.at(i).location);
+  }
+  std::string message(size_t i = 0) const { return diagnostics.at(i).message; }
+  std::string hints(size_t i = 0) const {
+    std::string out;
+    for (const std::string &h : diagnostics.at(i).hints)
+      out += h + "\n";
+    return out;
+  }
+  std::string all() const {
+    std::string out;
+    for (const Diagnostic &d : diagnostics)
+      out += renderDiagnostic(d, sources);
+    return out;
+  }
+};
+
+/// `m.json:LINE:COL` of the first occurrence of `needle` in `text`.
+std::string placeOf(const std::string &text, const std::string &needle,
+                    size_t from = 0) {
+  size_t at = text.find(needle, from);
+  EXPECT_NE(at, std::string::npos) << needle;
+  size_t line = 1, lineStart = 0;
+  for (size_t i = 0; i < at; ++i)
+    if (text[i] == '\n') {
+      ++line;
+      lineStart = i + 1;
+    }
+  return "m.json:" + std::to_string(line) + ":" +
+         std::to_string(at - lineStart + 1);
+}
+
+const char *const kHeader =
+    "{\"format\": \"aoa-metadata\", \"version\": 1, \"tensors\": {\n";
+const char *const kFooter = "\n}}\n";
+
+/// One tensor "w" [1024, 512] with the given shard lines.
+std::string tensorW(const std::string &shards,
+                    const std::string &fields =
+                        "\"dtype\": \"bfloat16\", \"global_shape\": [1024, 512]") {
+  return std::string(kHeader) + "\"w\": {" + fields + ", \"shards\": [\n" +
+         shards + "]}" + kFooter;
+}
+
+std::string shard(const std::string &offset, const std::string &shape,
+                  const std::string &extra = "", int rank = 0) {
+  return "  {\"rank\": " + std::to_string(rank) +
+         ", \"file\": \"r.safetensors\", \"name\": \"w\", \"global_offset\": " +
+         offset + ", \"local_shape\": " + shape + extra + "}";
+}
+
+std::vector<int64_t> vec(llvm::ArrayRef<int64_t> a) { return a.vec(); }
+
+//===----------------------------------------------------------------------===//
+// The model and its builder
+//===----------------------------------------------------------------------===//
+
+ShardMetadata buildSample() {
+  ShardMetadataBuilder b;
+  EXPECT_TRUE(b.addTensor("llama.layers.1.mlp.up_proj.weight", DType::BF16,
+                          {1024, 512}));
+  // Two TP shards along dimension 0, each with a replica on another rank.
+  EXPECT_TRUE(b.addShard(0, "rank00000.safetensors",
+                         "llama.layers.1.mlp.up_proj.weight", {0, 0},
+                         {512, 512}));
+  EXPECT_TRUE(b.addShard(1, "rank00001.safetensors",
+                         "llama.layers.1.mlp.up_proj.weight", {512, 0},
+                         {512, 512}));
+  EXPECT_TRUE(b.addShard(2, "rank00002.safetensors",
+                         "llama.layers.1.mlp.up_proj.weight", {0, 0},
+                         {512, 512}));
+  EXPECT_TRUE(b.addShard(3, "rank00003.safetensors",
+                         "llama.layers.1.mlp.up_proj.weight", {512, 0},
+                         {512, 512}));
+  EXPECT_TRUE(b.addTensor("llama.layers.0.mlp.up_proj.weight.moment1_0",
+                          DType::F32, {1024, 512}));
+  // A sharding-stage-1 split of the whole tensor, mid-row, plus a shard
+  // without a flat range after the flat ones.
+  EXPECT_TRUE(b.addShard(0, "rank00000.safetensors", "opt.m1", {0, 0},
+                         {1024, 512}, FlatElementRange{0, 300000}));
+  EXPECT_TRUE(b.addShard(1, "rank00001.safetensors", "opt.m1", {0, 0},
+                         {1024, 512}, FlatElementRange{300000, 524288}));
+  EXPECT_TRUE(b.addShard(2, "rank00002.safetensors", "opt.m1.copy", {0, 0},
+                         {1024, 512}));
+  EXPECT_TRUE(
+      b.addTensor("llama.layers.0.mlp.up_proj.weight.beta1_pow_acc_0",
+                  DType::F32, {1}));
+  EXPECT_TRUE(b.addShard(0, "rank00000.safetensors",
+                         "llama.layers.0.mlp.up_proj.weight.beta1_pow_acc_0",
+                         {0}, {1}));
+  EXPECT_TRUE(b.addTensor("scalar", DType::I64, {}));
+  EXPECT_TRUE(b.addShard(7, "rank00007.safetensors", "scalar", {}, {}));
+  return b.finish();
+}
+
+void expectSample(const ShardMetadata &m) {
+  ASSERT_EQ(m.tensorCount(), 4u);
+  ASSERT_EQ(m.shardCount(), 9u);
+
+  TensorRef up = m.tensor(0);
+  EXPECT_EQ(up.key(), "llama.layers.1.mlp.up_proj.weight");
+  EXPECT_EQ(up.dtype(), DType::BF16);
+  EXPECT_EQ(vec(up.globalShape()), (std::vector<int64_t>{1024, 512}));
+  ASSERT_EQ(up.shardCount(), 4u);
+  std::vector<uint32_t> ranks;
+  for (ShardRef s : up.shards())
+    ranks.push_back(s.rank());
+  EXPECT_EQ(ranks, (std::vector<uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(up.shards()[1].file(), "rank00001.safetensors");
+  EXPECT_EQ(vec(up.shards()[1].globalOffset()),
+            (std::vector<int64_t>{512, 0}));
+  EXPECT_EQ(vec(up.shards()[1].localShape()),
+            (std::vector<int64_t>{512, 512}));
+  EXPECT_FALSE(up.shards()[1].flatRange());
+  EXPECT_EQ(up.shards()[1].storedElementCount(), 512 * 512);
+  // Replicas: the same offset on two ranks.
+  EXPECT_EQ(vec(up.shards()[0].globalOffset()),
+            vec(up.shards()[2].globalOffset()));
+  EXPECT_EQ(up.shards()[3].tensorId(), up.id());
+
+  TensorRef m1 = m.tensor(1);
+  EXPECT_EQ(m1.dtype(), DType::F32);
+  ASSERT_EQ(m1.shardCount(), 3u);
+  EXPECT_EQ(m1.shards()[0].flatRange(), (FlatElementRange{0, 300000}));
+  EXPECT_EQ(m1.shards()[1].flatRange(), (FlatElementRange{300000, 524288}));
+  EXPECT_EQ(m1.shards()[1].storedElementCount(), 224288);
+  EXPECT_FALSE(m1.shards()[2].flatRange());
+  EXPECT_EQ(m1.shards()[2].name(), "opt.m1.copy");
+
+  TensorRef beta = m.tensor(2);
+  EXPECT_EQ(vec(beta.globalShape()), (std::vector<int64_t>{1}));
+  EXPECT_EQ(beta.shards()[0].storedElementCount(), 1);
+
+  TensorRef scalar = m.tensor(3);
+  EXPECT_EQ(scalar.ndim(), 0u);
+  EXPECT_TRUE(scalar.globalShape().empty());
+  EXPECT_TRUE(scalar.shards()[0].localShape().empty());
+  EXPECT_EQ(scalar.shards()[0].storedElementCount(), 1);
+  EXPECT_EQ(scalar.shards()[0].rank(), 7u);
+}
+
+TEST(ShardMetadata, BuilderStoresTensorsShardsAndFlatRanges) {
+  expectSample(buildSample());
+}
+
+TEST(ShardMetadata, FindsTensorsByKey) {
+  ShardMetadata m = buildSample();
+  std::optional<TensorRef> found =
+      m.find("llama.layers.0.mlp.up_proj.weight.moment1_0");
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->id(), 1u);
+  EXPECT_FALSE(m.find("llama.layers.0.mlp.up_proj.weight"));
+  // An in-file name that is not a key is not found as a tensor.
+  EXPECT_FALSE(m.find("opt.m1"));
+}
+
+TEST(ShardMetadata, IteratesInSortedKeyOrder) {
+  ShardMetadata m = buildSample();
+  std::vector<std::string> keys;
+  for (TensorId id : m.tensorIdsByKey())
+    keys.emplace_back(m.tensor(id).key());
+  EXPECT_EQ(keys, (std::vector<std::string>{
+                      "llama.layers.0.mlp.up_proj.weight.beta1_pow_acc_0",
+                      "llama.layers.0.mlp.up_proj.weight.moment1_0",
+                      "llama.layers.1.mlp.up_proj.weight", "scalar"}));
+  // File order is kept too.
+  std::vector<TensorId> fileOrder;
+  for (TensorRef t : m.tensors())
+    fileOrder.push_back(t.id());
+  EXPECT_EQ(fileOrder, (std::vector<TensorId>{0, 1, 2, 3}));
+}
+
+TEST(ShardMetadata, InternsFileNamesAndNamesOnce) {
+  ShardMetadata m = buildSample();
+  // rank00000..rank00003 and rank00007.
+  EXPECT_EQ(m.files().size(), 5u);
+  TensorRef up = m.tensor(0);
+  TensorRef m1 = m.tensor(1);
+  EXPECT_EQ(up.shards()[0].fileId(), m1.shards()[0].fileId());
+  EXPECT_NE(up.shards()[0].fileId(), up.shards()[1].fileId());
+  // A shard named by its key shares the key's string.
+  EXPECT_EQ(up.shards()[0].nameId(), up.keyId());
+  EXPECT_EQ(up.shards()[0].nameId(), up.shards()[3].nameId());
+  EXPECT_EQ(m1.shards()[0].nameId(), m1.shards()[1].nameId());
+  EXPECT_NE(m1.shards()[0].nameId(), m1.keyId());
+  // 4 keys + "opt.m1" + "opt.m1.copy".
+  EXPECT_EQ(m.strings().size(), 6u);
+}
+
+TEST(ShardMetadata, BuilderRefusesBadInput) {
+  ShardMetadataBuilder b;
+  EXPECT_FALSE(b.addShard(0, "f", "n", {0}, {1})) << "no tensor yet";
+  ASSERT_TRUE(b.addTensor("a", DType::F32, {4, 4}));
+  EXPECT_FALSE(b.addTensor("a", DType::F16, {2})) << "duplicate key";
+  EXPECT_FALSE(b.addShard(0, "f", "n", {0}, {4, 4})) << "offset rank";
+  EXPECT_FALSE(b.addShard(0, "f", "n", {0, 0}, {4})) << "shape rank";
+  EXPECT_FALSE(b.addShard(0, /*fileId=*/9, /*nameId=*/0, {0, 0}, {4, 4}))
+      << "unknown file id";
+  EXPECT_TRUE(b.addShard(0, "f", "n", {0, 0}, {4, 4}));
+  // An in-file name may later become a key.
+  EXPECT_TRUE(b.addTensor("n", DType::F32, {1}));
+  ShardMetadata m = b.finish();
+  EXPECT_EQ(m.tensorCount(), 2u);
+  EXPECT_EQ(m.shardCount(), 1u);
+  ASSERT_TRUE(m.find("n"));
+  EXPECT_EQ(m.find("n")->shardCount(), 0u);
+  EXPECT_EQ(m.tensor(0).shards()[0].nameId(), m.find("n")->keyId());
+}
+
+TEST(ShardMetadata, CloneCopiesEverything) {
+  ShardMetadata m = buildSample();
+  ShardMetadata copy = m.clone();
+  expectSample(copy);
+  EXPECT_EQ(printShardMetadata(copy), printShardMetadata(m));
+}
+
+TEST(ShardMetadata, FormatsElementRanges) {
+  EXPECT_EQ(formatElementRange({0, 256}, {512, 128}), "[0:512, 256:384]");
+  EXPECT_EQ(formatElementRange({}, {}), "[]");
+  EXPECT_EQ(formatShape({1024, 512}), "[1024, 512]");
+  EXPECT_EQ(elementCount({1024, 512}), 524288);
+  EXPECT_EQ(elementCount({}), 1);
+  EXPECT_FALSE(elementCount({-1, 2}));
+  EXPECT_FALSE(elementCount({int64_t(1) << 40, int64_t(1) << 40}));
+}
+
+//===----------------------------------------------------------------------===//
+// Loading valid files
+//===----------------------------------------------------------------------===//
+
+TEST(MetadataLoader, RoundTripsThroughTheWriter) {
+  ShardMetadata original = buildSample();
+  std::string text = printShardMetadata(original);
+  Loaded loaded(text);
+  ASSERT_TRUE(loaded.metadata) << loaded.all();
+  EXPECT_TRUE(loaded.diagnostics.empty());
+  expectSample(*loaded.metadata);
+  EXPECT_EQ(printShardMetadata(*loaded.metadata), text);
+}
+
+TEST(MetadataLoader, WriterOutputIsOneShardPerLine) {
+  ShardMetadataBuilder b;
+  ASSERT_TRUE(b.addTensor("k", DType::BF16, {4, 2}));
+  ASSERT_TRUE(b.addShard(0, "f0", "k", {0, 0}, {2, 2}));
+  ASSERT_TRUE(b.addShard(1, "f1", "k", {2, 0}, {2, 2}, FlatElementRange{1, 3}));
+  EXPECT_EQ(printShardMetadata(b.finish()),
+            "{\"format\": \"aoa-metadata\", \"version\": 1, \"tensors\": {\n"
+            "\"k\": {\"dtype\": \"bfloat16\", \"global_shape\": [4, 2], "
+            "\"shards\": [\n"
+            "  {\"rank\": 0, \"file\": \"f0\", \"name\": \"k\", "
+            "\"global_offset\": [0, 0], \"local_shape\": [2, 2]},\n"
+            "  {\"rank\": 1, \"file\": \"f1\", \"name\": \"k\", "
+            "\"global_offset\": [2, 0], \"local_shape\": [2, 2], "
+            "\"flat_range\": [1, 3]}]}\n"
+            "}}\n");
+}
+
+TEST(MetadataLoader, AcceptsAnyFieldOrderEscapesAndWhitespace) {
+  // Shards before global_shape, format last, escaped key and name, compact
+  // and spread-out whitespace, a tensor with no dimensions.
+  std::string text =
+      "{\"tensors\":{\"a\\\"b\\u00e9\":{\"shards\":[{\"local_shape\":[2],"
+      "\"global_offset\":[2],\"name\":\"n\\\\1\",\"file\":\"f\",\"rank\":3,"
+      "\"flat_range\":[0,1]}],\"global_shape\":[4],\"dtype\":\"float16\"},\n"
+      "  \"s\" : { \"dtype\" : \"bool\" , \"global_shape\" : [ ] , "
+      "\"shards\" : [ { \"rank\" : 0 , \"file\" : \"g\" , \"name\" : \"s\" , "
+      "\"global_offset\" : [ ] , \"local_shape\" : [ ] } ] } } ,\n"
+      "\"version\": 1, \"format\": \"aoa-metadata\"}";
+  Loaded loaded(text);
+  ASSERT_TRUE(loaded.metadata) << loaded.all();
+  const ShardMetadata &m = *loaded.metadata;
+  ASSERT_EQ(m.tensorCount(), 2u);
+  std::optional<TensorRef> a = m.find("a\"b\xc3\xa9");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->dtype(), DType::F16);
+  EXPECT_EQ(vec(a->globalShape()), (std::vector<int64_t>{4}));
+  ShardRef s = a->shards()[0];
+  EXPECT_EQ(s.rank(), 3u);
+  EXPECT_EQ(s.name(), "n\\1");
+  EXPECT_EQ(vec(s.globalOffset()), (std::vector<int64_t>{2}));
+  EXPECT_EQ(s.flatRange(), (FlatElementRange{0, 1}));
+  std::optional<TensorRef> scalar = m.find("s");
+  ASSERT_TRUE(scalar);
+  EXPECT_EQ(scalar->dtype(), DType::Bool);
+  EXPECT_EQ(scalar->ndim(), 0u);
+  // Escaped strings survive a round trip through the writer.
+  Loaded again(printShardMetadata(m));
+  ASSERT_TRUE(again.metadata) << again.all();
+  EXPECT_EQ(again.metadata->find("a\"b\xc3\xa9")->shards()[0].name(), "n\\1");
+}
+
+TEST(MetadataLoader, AcceptsAnEmptyTensorObject) {
+  Loaded loaded("{\"format\": \"aoa-metadata\", \"version\": 1, "
+                "\"tensors\": {}}");
+  ASSERT_TRUE(loaded.metadata) << loaded.all();
+  EXPECT_EQ(loaded.metadata->tensorCount(), 0u);
+  EXPECT_TRUE(loaded.metadata->tensorIdsByKey().empty());
+}
+
+TEST(MetadataLoader, RegistersTheTextOnlyForDiagnostics) {
+  Loaded clean(printShardMetadata(buildSample()));
+  ASSERT_TRUE(clean.metadata);
+  EXPECT_EQ(clean.sources.bufferCount(), 0u);
+  Loaded bad(tensorW(shard("[0, 0]", "[512, 512]", "", -1)));
+  EXPECT_FALSE(bad.metadata);
+  EXPECT_EQ(bad.sources.bufferCount(), 1u);
+}
+
+/// A file large enough to be memory-mapped, written and loaded from disk.
+TEST(MetadataLoader, LoadsLargeAndSmallFilesFromDisk) {
+  ShardMetadataBuilder b;
+  for (int t = 0; t < 2000; ++t) {
+    std::string key = "model.layers." + std::to_string(t) + ".weight";
+    ASSERT_TRUE(b.addTensor(key, DType::BF16, {4096, 1024}));
+    for (int r = 0; r < 8; ++r)
+      ASSERT_TRUE(b.addShard(r, "rank" + std::to_string(r) + ".safetensors",
+                             key, {512 * r, 0}, {512, 1024}));
+  }
+  ShardMetadata big = b.finish();
+  std::string text = printShardMetadata(big);
+  ASSERT_GT(text.size(), 2u << 20) << "large enough to be mapped";
+
+  char path[] = "/tmp/aoa-metadata-test-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  for (const std::string &content : {text, printShardMetadata(buildSample())}) {
+    {
+      std::ofstream out(path, std::ios::binary);
+      out << content;
+    }
+    SourceManager sources;
+    DiagnosticEngine diags(sources);
+    std::optional<ShardMetadata> loaded =
+        loadShardMetadata(path, sources, diags);
+    ASSERT_TRUE(loaded);
+    EXPECT_EQ(printShardMetadata(*loaded), content);
+  }
+  std::remove(path);
+}
+
+//===----------------------------------------------------------------------===//
+// Diagnostics
+//===----------------------------------------------------------------------===//
+
+TEST(MetadataLoaderErrors, UnreadableFile) {
+  SourceManager sources;
+  DiagnosticEngine diags(sources);
+  std::vector<Diagnostic> seen;
+  diags.setHandler([&](const Diagnostic &d) { seen.push_back(d); });
+  EXPECT_FALSE(loadShardMetadata("/nonexistent/meta.json", sources, diags));
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].message,
+            "cannot read metadata '/nonexistent/meta.json': No such file or "
+            "directory");
+  EXPECT_FALSE(seen[0].hints.empty());
+  EXPECT_FALSE(loadShardMetadata("/tmp", sources, diags));
+  EXPECT_EQ(seen.back().message, "cannot read metadata '/tmp': is a directory");
+}
+
+TEST(MetadataLoaderErrors, MalformedJsonHasLineAndColumn) {
+  std::string text = tensorW(shard("[0, 0]", "[512 512]"));
+  Loaded loaded(text);
+  EXPECT_FALSE(loaded.metadata);
+  ASSERT_EQ(loaded.diagnostics.size(), 1u) << loaded.all();
+  // At the unexpected token: the second 512.
+  EXPECT_EQ(loaded.where(), placeOf(text, "512]", text.find("[512 512]")));
+  EXPECT_NE(loaded.message().find("malformed JSON in metadata: syntax error"),
+            std::string::npos)
+      << loaded.message();
+  EXPECT_NE(loaded.hints().find("\"format\": \"aoa-metadata\""),
+            std::string::npos);
+  // The caret line shows the offending shard.
+  EXPECT_NE(loaded.all().find("\"local_shape\": [512 512]"), std::string::npos);
+}
+
+TEST(MetadataLoaderErrors, MalformedJsonPointsAtTheBadToken) {
+  std::string literal = std::string(kHeader) + "\"a\": tru}}";
+  Loaded bad(literal);
+  ASSERT_EQ(bad.diagnostics.size(), 1u) << bad.all();
+  EXPECT_EQ(bad.where(), placeOf(literal, "tru"));
+  EXPECT_NE(bad.message().find("invalid literal"), std::string::npos);
+
+  std::string colon = std::string(kHeader) + "\"a\": {\"dtype\" \"x\"}}}";
+  Loaded missing(colon);
+  ASSERT_EQ(missing.diagnostics.size(), 1u) << missing.all();
+  EXPECT_EQ(missing.where(), placeOf(colon, "\"x\""));
+  EXPECT_NE(missing.message().find("expected ':'"), std::string::npos);
+
+  std::string comma = std::string(kHeader) + "\"a\": {\"dtype\": \"x\",}}}";
+  Loaded trailing(comma);
+  ASSERT_FALSE(trailing.diagnostics.empty());
+  EXPECT_EQ(trailing.where(trailing.diagnostics.size() - 1),
+            placeOf(comma, "}}}"));
+}
+
+TEST(MetadataLoaderErrors, TruncatedAndTrailingText) {
+  std::string full = tensorW(shard("[0, 0]", "[512, 512]"));
+  Loaded truncated(full.substr(0, full.size() - 4));
+  EXPECT_FALSE(truncated.metadata);
+  ASSERT_EQ(truncated.diagnostics.size(), 1u) << truncated.all();
+  EXPECT_NE(truncated.message().find("malformed JSON in metadata"),
+            std::string::npos);
+
+  std::string trailing = full + "{}";
+  Loaded extra(trailing);
+  EXPECT_FALSE(extra.metadata);
+  ASSERT_EQ(extra.diagnostics.size(), 1u) << extra.all();
+  EXPECT_NE(extra.message().find("malformed JSON in metadata"),
+            std::string::npos);
+  EXPECT_EQ(extra.where(), placeOf(trailing, "{}"));
+}
+
+TEST(MetadataLoaderErrors, EmptyFileAndNonObjectRoot) {
+  Loaded empty("  \n");
+  EXPECT_FALSE(empty.metadata);
+  ASSERT_EQ(empty.diagnostics.size(), 1u);
+  EXPECT_EQ(empty.message(), "metadata file is empty");
+
+  Loaded list("[1, 2]");
+  EXPECT_FALSE(list.metadata);
+  ASSERT_EQ(list.diagnostics.size(), 1u);
+  EXPECT_EQ(list.message(), "metadata must be a JSON object, not a list");
+  EXPECT_EQ(list.where(), "m.json:1:1");
+}
+
+TEST(MetadataLoaderErrors, WrongFormatAndVersion) {
+  Loaded format("{\"format\": \"paddle-meta\", \"version\": 1, "
+                "\"tensors\": {}}");
+  EXPECT_FALSE(format.metadata);
+  ASSERT_EQ(format.diagnostics.size(), 1u);
+  EXPECT_EQ(format.message(), "unsupported metadata format 'paddle-meta'");
+  EXPECT_EQ(format.where(), "m.json:1:12");
+
+  Loaded version("{\"format\": \"aoa-metadata\", \"version\": 2, "
+                 "\"tensors\": {}}");
+  ASSERT_EQ(version.diagnostics.size(), 1u);
+  EXPECT_EQ(version.message(), "unsupported metadata version 2");
+  EXPECT_EQ(version.where(), "m.json:1:39");
+  EXPECT_EQ(version.hints(), "this build reads aoa-metadata version 1\n");
+
+  Loaded text("{\"format\": \"aoa-metadata\", \"version\": \"1\", "
+              "\"tensors\": {}}");
+  ASSERT_EQ(text.diagnostics.size(), 1u);
+  EXPECT_EQ(text.message(), "'version' must be the integer 1, not a string");
+
+  Loaded real("{\"format\": \"aoa-metadata\", \"version\": 1.0, "
+              "\"tensors\": {}}");
+  ASSERT_EQ(real.diagnostics.size(), 1u);
+  EXPECT_EQ(real.message(),
+            "'version' must be the integer 1, not the number 1.0");
+}
+
+TEST(MetadataLoaderErrors, MissingRootFields) {
+  Loaded loaded("{\"tensors\": {}}");
+  EXPECT_FALSE(loaded.metadata);
+  ASSERT_EQ(loaded.diagnostics.size(), 2u);
+  EXPECT_EQ(loaded.message(0), "metadata is missing the field 'format'");
+  EXPECT_EQ(loaded.message(1), "metadata is missing the field 'version'");
+  EXPECT_EQ(loaded.where(0), "m.json:1:1");
+}
+
+TEST(MetadataLoaderErrors, UnknownFieldsAtEveryLevelWithSuggestions) {
+  std::string text =
+      "{\"format\": \"aoa-metadata\", \"version\": 1, \"tensor\": {},\n"
+      "\"tensors\": {\"w\": {\"dtype\": \"bfloat16\", \"global_shap\": [4],\n"
+      "\"global_shape\": [4], \"shards\": [\n"
+      "{\"rnak\": 0, \"rank\": 0, \"file\": \"f\", \"name\": \"w\", "
+      "\"global_offset\": [0], \"local_shape\": [4], \"zzz\": 1}]}}}";
+  Loaded loaded(text);
+  EXPECT_FALSE(loaded.metadata);
+  ASSERT_EQ(loaded.diagnostics.size(), 4u) << loaded.all();
+  EXPECT_EQ(loaded.message(0), "unknown field 'tensor' in the metadata");
+  EXPECT_EQ(loaded.where(0), placeOf(text, "\"tensor\""));
+  EXPECT_EQ(loaded.hints(0), "did you mean 'tensors'?\n");
+  EXPECT_EQ(loaded.message(1),
+            "tensor 'w': unknown field 'global_shap' in a tensor");
+  EXPECT_EQ(loaded.where(1), placeOf(text, "\"global_shap\""));
+  EXPECT_EQ(loaded.hints(1), "did you mean 'global_shape'?\n");
+  EXPECT_EQ(loaded.message(2),
+            "tensor 'w', shard 0: unknown field 'rnak' in a shard");
+  EXPECT_EQ(loaded.hints(2), "did you mean 'rank'?\n");
+  EXPECT_EQ(loaded.message(3),
+            "tensor 'w', shard 0: unknown field 'zzz' in a shard");
+  EXPECT_EQ(loaded.hints(3),
+            "known fields of a shard: rank, file, name, global_offset, "
+            "local_shape, flat_range\n");
+}
+
+TEST(MetadataLoaderErrors, WrongValueTypes) {
+  std::string text =
+      std::string(kHeader) +
+      "\"a\": {\"dtype\": 16, \"global_shape\": \"4\", \"shards\": []},\n"
+      "\"b\": {\"dtype\": \"float32\", \"global_shape\": [4, \"x\"], "
+      "\"shards\": {}},\n"
+      "\"c\": {\"dtype\": \"float32\", \"global_shape\": [4], \"shards\": [7, "
+      "{\"rank\": \"0\", \"file\": 3, \"name\": null, \"global_offset\": [0.5], "
+      "\"local_shape\": [true]}]},\n"
+      "\"d\": [],\n"
+      "\"e\": {\"dtype\": \"float32\", \"global_shape\": [4], \"shards\": [\n"
+      "{\"rank\": 0, \"file\": \"f\", \"name\": \"e\", \"global_offset\": [0], "
+      "\"local_shape\": [4], \"flat_range\": [0, 1, 2]}]}" +
+      kFooter;
+  Loaded loaded(text);
+  EXPECT_FALSE(loaded.metadata);
+  std::vector<std::string> messages;
+  for (const Diagnostic &d : loaded.diagnostics)
+    messages.push_back(d.message);
+  EXPECT_EQ(
+      messages,
+      (std::vector<std::string>{
+          "tensor 'a': 'dtype' must be a dtype name such as \"bfloat16\", not "
+          "the number 16",
+          "tensor 'a': 'global_shape' must be a list of integers, not a string",
+          "tensor 'b': global_shape[1] must be an integer, not a string",
+          "tensor 'b': 'shards' must be a list of shard objects, not an object",
+          "tensor 'c', shard 0: a shard must be an object, not the number 7",
+          "tensor 'c', shard 1: 'rank' must be a non-negative integer, not a "
+          "string",
+          "tensor 'c', shard 1: 'file' must be a string, not the number 3",
+          "tensor 'c', shard 1: 'name' must be a string, not null",
+          "tensor 'c', shard 1: global_offset[0] must be an integer, not the "
+          "number 0.5",
+          "tensor 'c', shard 1: local_shape[0] must be an integer, not true",
+          "tensor 'd': a tensor must be an object with dtype, global_shape and "
+          "shards, not a list",
+          "tensor 'e', shard 0: 'flat_range' must have 2 entries [begin, end], "
+          "not 3"}))
+      << loaded.all();
+  EXPECT_EQ(loaded.where(2), placeOf(text, "\"x\""));
+  EXPECT_EQ(loaded.where(4), placeOf(text, "7, {"));
+  EXPECT_EQ(loaded.where(9), placeOf(text, "true"));
+}
+
+TEST(MetadataLoaderErrors, UnknownDTypeWithSuggestion) {
+  Loaded alias(tensorW(shard("[0, 0]", "[1024, 512]"),
+                       "\"dtype\": \"bf16\", \"global_shape\": [1024, 512]"));
+  EXPECT_FALSE(alias.metadata);
+  ASSERT_EQ(alias.diagnostics.size(), 1u);
+  EXPECT_EQ(alias.message(), "tensor 'w': unknown dtype 'bf16'");
+  EXPECT_EQ(alias.where(), "m.json:2:16");
+  EXPECT_EQ(alias.hints(),
+            "did you mean 'bfloat16'? (metadata uses Paddle's dtype names)\n");
+
+  Loaded typo(tensorW(shard("[0, 0]", "[1024, 512]"),
+                      "\"dtype\": \"flaot32\", \"global_shape\": [1024, 512]"));
+  ASSERT_EQ(typo.diagnostics.size(), 1u);
+  EXPECT_EQ(typo.hints(),
+            "did you mean 'float32'? (metadata uses Paddle's dtype names)\n");
+
+  Loaded nothing(tensorW(shard("[0, 0]", "[1024, 512]"),
+                         "\"dtype\": \"q4\", \"global_shape\": [1024, 512]"));
+  ASSERT_EQ(nothing.diagnostics.size(), 1u);
+  EXPECT_EQ(nothing.hints(), "dtypes: float64 float32 float16 bfloat16 int64 "
+                             "int32 int16 int8 uint8 bool\n");
+}
+
+TEST(MetadataLoaderErrors, DimensionMismatch) {
+  std::string text = tensorW(shard("[0, 0]", "[1024, 512]") + ",\n" +
+                             shard("[0, 0, 0]", "[1024, 512]") + ",\n" +
+                             shard("[0, 0]", "[1024]"));
+  Loaded loaded(text);
+  EXPECT_FALSE(loaded.metadata);
+  ASSERT_EQ(loaded.diagnostics.size(), 2u) << loaded.all();
+  EXPECT_EQ(loaded.message(0),
+            "tensor 'w', shard 1: global_offset [0, 0, 0] has 3 dimensions "
+            "but global_shape [1024, 512] has 2");
+  EXPECT_EQ(loaded.where(0), placeOf(text, "[0, 0, 0]"));
+  EXPECT_EQ(loaded.message(1),
+            "tensor 'w', shard 2: local_shape [1024] has 1 dimensions but "
+            "global_shape [1024, 512] has 2");
+  EXPECT_EQ(loaded.where(1), placeOf(text, "[1024]}"));
+}
+
+TEST(MetadataLoaderErrors, NegativeExtentsAndOffsets) {
+  Loaded global(tensorW(shard("[0, 0]", "[4, 4]"),
+                        "\"dtype\": \"float32\", \"global_shape\": [4, -4]"));
+  EXPECT_FALSE(global.metadata);
+  ASSERT_EQ(global.diagnostics.size(), 1u) << global.all();
+  EXPECT_EQ(global.message(), "tensor 'w': global_shape [4, -4] has a "
+                              "negative extent in dimension 1");
+  EXPECT_EQ(global.where(), "m.json:2:43");
+
+  std::string text = tensorW(shard("[0, 0]", "[-1, 512]") + ",\n" +
+                             shard("[0, -512]", "[1, 512]"));
+  Loaded local(text);
+  ASSERT_EQ(local.diagnostics.size(), 2u) << local.all();
+  EXPECT_EQ(local.message(0), "tensor 'w', shard 0: local_shape [-1, 512] has "
+                              "a negative extent in dimension 0");
+  EXPECT_EQ(local.where(0), placeOf(text, "[-1, 512]"));
+  EXPECT_EQ(local.message(1), "tensor 'w', shard 1: global_offset [0, -512] "
+                              "is negative in dimension 1");
+}
+
+TEST(MetadataLoaderErrors, ShardOutsideTheGlobalShapeNamesTheElements) {
+  std::string text = tensorW(shard("[0, 0]", "[512, 512]") + ",\n" +
+                             shard("[768, 0]", "[512, 512]"));
+  Loaded loaded(text);
+  EXPECT_FALSE(loaded.metadata);
+  ASSERT_EQ(loaded.diagnostics.size(), 1u) << loaded.all();
+  EXPECT_EQ(loaded.message(),
+            "tensor 'w', shard 1: elements [768:1280, 0:512] lie outside "
+            "global_shape [1024, 512] (dimension 0 ends at 1280 > 1024)");
+  EXPECT_EQ(loaded.where(), "m.json:4:3");
+  EXPECT_EQ(loaded.hints(), "global_offset + local_shape must not exceed "
+                            "global_shape in any dimension\n");
+
+  Loaded overflow(tensorW(shard("[9223372036854775807, 0]", "[1, 512]")));
+  ASSERT_EQ(overflow.diagnostics.size(), 1u) << overflow.all();
+  EXPECT_EQ(overflow.message(),
+            "tensor 'w', shard 0: elements [9223372036854775807:overflow, "
+            "0:512] lie outside global_shape [1024, 512] (dimension 0 ends at "
+            "an overflowing index > 1024)");
+}
+
+TEST(MetadataLoaderErrors, BadFlatRanges) {
+  std::string text = tensorW(
+      shard("[0, 0]", "[512, 512]", ", \"flat_range\": [0, 262144]") + ",\n" +
+      shard("[0, 0]", "[512, 512]", ", \"flat_range\": [5, 5]") + ",\n" +
+      shard("[0, 0]", "[512, 512]", ", \"flat_range\": [9, 3]") + ",\n" +
+      shard("[512, 0]", "[512, 512]", ", \"flat_range\": [100, 262145]") +
+      ",\n" + shard("[512, 0]", "[512, 512]", ", \"flat_range\": [-1, 4]"));
+  Loaded loaded(text);
+  EXPECT_FALSE(loaded.metadata);
+  ASSERT_EQ(loaded.diagnostics.size(), 4u) << loaded.all();
+  EXPECT_EQ(loaded.message(0), "tensor 'w', shard 1: flat_range [5, 5) is empty");
+  EXPECT_EQ(loaded.where(0), placeOf(text, "[5, 5]"));
+  EXPECT_EQ(loaded.message(1),
+            "tensor 'w', shard 2: flat_range [9, 3) ends before it begins");
+  EXPECT_EQ(loaded.message(2),
+            "tensor 'w', shard 3: flat_range [100, 262145) lies outside the "
+            "262144 elements of the box [512:1024, 0:512]");
+  EXPECT_EQ(loaded.hints(2), "flat_range [a, b) indexes the row-major "
+                             "flattening of the box; it needs 0 <= a < b <= "
+                             "262144\n");
+  EXPECT_EQ(loaded.message(3),
+            "tensor 'w', shard 4: flat_range [-1, 4) lies outside the 262144 "
+            "elements of the box [512:1024, 0:512]");
+}
+
+TEST(MetadataLoaderErrors, KeyGivenTwiceNotesTheFirst) {
+  std::string entry =
+      "\"w\": {\"dtype\": \"float32\", \"global_shape\": [4], \"shards\": "
+      "[{\"rank\": 0, \"file\": \"f\", \"name\": \"w\", \"global_offset\": "
+      "[0], \"local_shape\": [4]}]}";
+  std::string text = std::string(kHeader) + entry + ",\n" + entry + kFooter;
+  Loaded loaded(text);
+  EXPECT_FALSE(loaded.metadata);
+  ASSERT_EQ(loaded.diagnostics.size(), 1u) << loaded.all();
+  EXPECT_EQ(loaded.message(), "tensor 'w' appears twice");
+  EXPECT_EQ(loaded.where(), "m.json:3:1");
+  ASSERT_EQ(loaded.diagnostics[0].notes.size(), 1u);
+  EXPECT_EQ(loaded.diagnostics[0].notes[0].message, "first given here");
+  EXPECT_EQ(loaded.sources.describe(loaded.diagnostics[0].notes[0].location),
+            "m.json:2:1");
+
+  // Also when the first entry had errors of its own.
+  std::string bad = std::string(kHeader) +
+                    "\"w\": {\"dtype\": \"float99\", \"global_shape\": [4], "
+                    "\"shards\": []},\n" +
+                    entry + kFooter;
+  Loaded second(bad);
+  ASSERT_EQ(second.diagnostics.size(), 2u) << second.all();
+  EXPECT_EQ(second.message(1), "tensor 'w' appears twice");
+  EXPECT_EQ(second.where(1), "m.json:3:1");
+}
+
+TEST(MetadataLoaderErrors, MissingAndRepeatedFields) {
+  std::string text =
+      std::string(kHeader) +
+      "\"a\": {\"global_shape\": [4], \"shards\": []},\n"
+      "\"b\": {\"dtype\": \"float32\", \"global_shape\": [4], \"shards\": [\n"
+      "{\"rank\": 0, \"file\": \"f\", \"name\": \"b\", \"global_offset\": [0]},"
+      "\n{\"rank\": 0, \"rank\": 1, \"file\": \"\", \"name\": \"b\", "
+      "\"global_offset\": [0], \"local_shape\": [4]}]},\n"
+      "\"c\": {\"dtype\": \"float32\", \"global_shape\": [4], \"shards\": []}" +
+      kFooter;
+  Loaded loaded(text);
+  EXPECT_FALSE(loaded.metadata);
+  std::vector<std::string> messages;
+  for (const Diagnostic &d : loaded.diagnostics)
+    messages.push_back(d.message);
+  EXPECT_EQ(messages,
+            (std::vector<std::string>{
+                "tensor 'a': missing the field 'dtype'",
+                "tensor 'b', shard 0: missing the field 'local_shape'",
+                "tensor 'b', shard 1: field 'rank' appears twice",
+                "tensor 'b', shard 1: 'file' is empty",
+                "tensor 'c': has no shards"}))
+      << loaded.all();
+  EXPECT_EQ(loaded.where(0), "m.json:2:1");
+  EXPECT_EQ(loaded.where(1), "m.json:4:1");
+  EXPECT_EQ(loaded.where(2), placeOf(text, "\"rank\": 1"));
+}
+
+TEST(MetadataLoaderErrors, RankOutOfRange) {
+  Loaded negative(tensorW(shard("[0, 0]", "[1024, 512]", "", -3)));
+  ASSERT_EQ(negative.diagnostics.size(), 1u);
+  EXPECT_EQ(negative.message(), "tensor 'w', shard 0: 'rank' -3 is out of range");
+  EXPECT_EQ(negative.where(), "m.json:3:12");
+}
+
+TEST(MetadataLoaderErrors, ReportsSeveralErrorsThenStops) {
+  std::string shards;
+  for (int i = 0; i < 30; ++i)
+    shards += (i ? ",\n" : "") + shard("[0, 0]", "[2048, 512]");
+  Loaded loaded(tensorW(shards));
+  EXPECT_FALSE(loaded.metadata);
+  ASSERT_EQ(loaded.diagnostics.size(), 21u);
+  EXPECT_EQ(loaded.message(19).substr(0, 21), "tensor 'w', shard 19:");
+  EXPECT_EQ(loaded.message(20),
+            "too many errors in metadata 'm.json'; stopped after 20");
+  EXPECT_EQ(loaded.diags.errorCount(), 21u);
+}
+
+} // namespace
