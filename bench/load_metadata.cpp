@@ -12,6 +12,8 @@
 //                  (numbers parsed, strings seen in place), building nothing
 //   nlohmann-sax   map, then parse with nlohmann's SAX interface, building
 //                  nothing (the other streaming parser DESIGN.md §5 allows)
+// With --keep, loaded models stay alive, so loading a source and a
+// destination file in one run shows the peak memory a compiler would have.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/frontend/MetadataLoader.h"
@@ -53,6 +55,16 @@ cl::opt<Mode> mode(
 cl::opt<unsigned> repeat("repeat", cl::init(1),
                          cl::desc("Loads per file (the minimum is reported)"),
                          cl::cat(category));
+cl::opt<bool> keep("keep",
+                   cl::desc("Keep every loaded model until the end (as a "
+                            "compiler holds source and destination)"),
+                   cl::cat(category));
+
+/// Models kept alive by --keep.
+std::vector<aoa::ShardMetadata> &keptModels() {
+  static std::vector<aoa::ShardMetadata> models;
+  return models;
+}
 
 /// Counts what it sees so the walk cannot be optimised away.
 struct WalkCounts {
@@ -180,10 +192,14 @@ std::string runOnce(const std::string &path) {
         aoa::loadShardMetadata(path, sources, diags);
     if (!metadata)
       return {};
-    return std::to_string(metadata->tensorCount()) + " tensors, " +
-           std::to_string(metadata->shardCount()) + " shards, " +
-           std::to_string(metadata->files().size()) + " files, model " +
-           std::to_string(metadata->memoryBytes() >> 20) + " MiB";
+    std::string summary =
+        std::to_string(metadata->tensorCount()) + " tensors, " +
+        std::to_string(metadata->shardCount()) + " shards, " +
+        std::to_string(metadata->files().size()) + " files, model " +
+        std::to_string(metadata->memoryBytes() >> 20) + " MiB";
+    if (keep)
+      keptModels().push_back(std::move(*metadata));
+    return summary;
   }
   if (mode == Mode::Read) {
     simdjson::padded_string text;

@@ -296,7 +296,8 @@ public:
   std::optional<TensorId> addTensor(std::string_view key, DType dtype,
                                     llvm::ArrayRef<int64_t> globalShape);
   /// Adds a shard to the tensor added last; nullopt when there is none or
-  /// globalOffset / localShape do not have its number of dimensions.
+  /// globalOffset / localShape do not have its number of dimensions. An
+  /// empty flat range ({5, 5}) is stored as no flat range.
   std::optional<ShardId>
   addShard(uint32_t rank, std::string_view file, std::string_view name,
            llvm::ArrayRef<int64_t> globalOffset,
