@@ -47,6 +47,19 @@ std::vector<Name> pieceRun(const FusedExpansion &e, const char *label, int64_t n
   return names;
 }
 
+/// The shard count of `name` along the fused axis, if it divides both head
+/// counts; reports otherwise.
+std::optional<int64_t> headShards(FusedExpansion &e, const Name &name,
+                                  bool left, int64_t heads, int64_t groups) {
+  const char *side = left ? "source" : "destination";
+  std::optional<int64_t> t =
+      left ? e.leftShardCount(name) : e.rightShardCount(name);
+  if (!t || !e.checkDivisible(heads, "num_heads", *t, name, side) ||
+      !e.checkDivisible(groups, "num_key_value_groups", *t, name, side))
+    return std::nullopt;
+  return t;
+}
+
 bool LowerFusedQkvOldPass::run(CompilationState &state) {
   std::vector<Statement> out;
   bool ok = true;
@@ -62,21 +75,16 @@ bool LowerFusedQkvOldPass::run(CompilationState &state) {
     int64_t groups = statement.findAttribute("num_key_value_groups")->integer();
     if (statement.lhs.size() == 1) {
       const Name &fused = statement.lhs[0];
-      std::optional<int64_t> tSrc = e.leftShardCount(fused);
-      if (!tSrc || !e.checkDivisible(heads, "num_heads", *tSrc, fused, "source") ||
-          !e.checkDivisible(groups, "num_key_value_groups", *tSrc, fused,
-                            "source")) {
+      std::optional<int64_t> tSrc = headShards(e, fused, true, heads, groups);
+      if (!tSrc) {
         ok = false;
         continue;
       }
       e.emit({fused}, layout(e, *tSrc, heads, groups), out);
       if (statement.rhs.size() == 1) {
         const Name &dst = statement.rhs[0];
-        std::optional<int64_t> tDst = e.rightShardCount(dst);
-        if (!tDst ||
-            !e.checkDivisible(heads, "num_heads", *tDst, dst, "destination") ||
-            !e.checkDivisible(groups, "num_key_value_groups", *tDst, dst,
-                              "destination")) {
+        std::optional<int64_t> tDst = headShards(e, dst, false, heads, groups);
+        if (!tDst) {
           ok = false;
           continue;
         }
@@ -90,11 +98,8 @@ bool LowerFusedQkvOldPass::run(CompilationState &state) {
     }
     // q, k, v -> D
     const Name &dst = statement.rhs[0];
-    std::optional<int64_t> tDst = e.rightShardCount(dst);
-    if (!tDst ||
-        !e.checkDivisible(heads, "num_heads", *tDst, dst, "destination") ||
-        !e.checkDivisible(groups, "num_key_value_groups", *tDst, dst,
-                          "destination")) {
+    std::optional<int64_t> tDst = headShards(e, dst, false, heads, groups);
+    if (!tDst) {
       ok = false;
       continue;
     }

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/ir/Box.h"
 
+#include "BruteForce.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -15,32 +17,8 @@ using namespace aoa;
 
 namespace {
 
-using Point = std::vector<int64_t>;
-
-/// Calls `visit` for every point of `box` in row-major (lexicographic) order.
-/// Independent of the library: a plain odometer.
-void forEachPoint(const Box &box,
-                  const std::function<void(const Point &)> &visit) {
-  if (box.isEmpty())
-    return;
-  Point p(box.rank());
-  for (size_t i = 0; i < box.rank(); ++i)
-    p[i] = box.dim(i).begin;
-  while (true) {
-    visit(p);
-    size_t i = box.rank();
-    while (i > 0) {
-      --i;
-      if (++p[i] < box.dim(i).end)
-        break;
-      p[i] = box.dim(i).begin;
-      if (i == 0)
-        return;
-    }
-    if (box.rank() == 0)
-      return;
-  }
-}
+using test::Point;
+using test::forEachPoint;
 
 bool inBox(const Box &box, const Point &p) {
   for (size_t i = 0; i < box.rank(); ++i)

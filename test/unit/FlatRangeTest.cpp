@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/ir/FlatRange.h"
 
+#include "BruteForce.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,30 +20,8 @@ using namespace aoa;
 
 namespace {
 
-using Point = std::vector<int64_t>;
-
-void forEachPoint(const Box &box,
-                  const std::function<void(const Point &)> &visit) {
-  if (box.isEmpty())
-    return;
-  Point p(box.rank());
-  for (size_t i = 0; i < box.rank(); ++i)
-    p[i] = box.dim(i).begin;
-  while (true) {
-    visit(p);
-    size_t i = box.rank();
-    while (i > 0) {
-      --i;
-      if (++p[i] < box.dim(i).end)
-        break;
-      p[i] = box.dim(i).begin;
-      if (i == 0)
-        return;
-    }
-    if (box.rank() == 0)
-      return;
-  }
-}
+using test::Point;
+using test::forEachPoint;
 
 /// Flat index of every point of `outer`, by enumeration.
 std::map<Point, int64_t> flatIndices(const Box &outer) {
