@@ -6,6 +6,7 @@
 #include "aoa/frontend/MetadataLoader.h"
 #include "aoa/frontend/Parser.h"
 #include "aoa/frontend/Printers.h"
+#include "aoa/frontend/QueryLoader.h"
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/passes/CompilationState.h"
 #include "aoa/passes/Passes.h"
@@ -45,6 +46,10 @@ bool runStages(const CompileOptions &options, SourceManager &sources,
         .hint("pass --src=SOURCE_METADATA.json (aoa-metadata v1)");
     return false;
   }
+  if (!options.queriesPath.empty() && options.emit != EmitKind::Mappings) {
+    diags.error(SourceLocation{}, "--queries only applies to --emit=mappings");
+    return false;
+  }
   std::optional<ShardMetadata> sourceMetadata =
       loadShardMetadata(options.sourceMetadataPath, sources, diags);
   std::optional<ShardMetadata> destinationMetadata;
@@ -60,9 +65,20 @@ bool runStages(const CompileOptions &options, SourceManager &sources,
   state.source = KeySpace(*sourceMetadata, "source");
   if (destinationMetadata)
     state.destination = KeySpace(*destinationMetadata, "destination");
+  if (!options.queriesPath.empty()) {
+    std::optional<std::vector<TensorDesc>> queries =
+        loadQueries(options.queriesPath, sources, diags);
+    if (!queries)
+      return false;
+    state.queries = std::move(*queries);
+    state.hasQueryFile = true;
+  }
 
+  PipelineStage stage = options.emit == EmitKind::Expanded ? PipelineStage::Macros
+                        : options.emit == EmitKind::Ir     ? PipelineStage::Ops
+                                                       : PipelineStage::ShardSources;
   PassManager pm;
-  addMacroPasses(pm);
+  addPipeline(pm, stage);
   for (const std::string &pass : options.printAfter) {
     std::vector<std::string> known = allPassNames();
     if (std::find(known.begin(), known.end(), pass) != known.end())
@@ -80,9 +96,19 @@ bool runStages(const CompileOptions &options, SourceManager &sources,
   instrumentation.printAfter = options.printAfter;
   instrumentation.printAfterAll = options.printAfterAll;
   instrumentation.timePasses = options.timePasses;
+  if (stage == PipelineStage::ShardSources) {
+    // Answers stream into the output as they are found.
+    // Pass dumps go to stderr so that the output stays one JSON document.
+    MappingsJsonWriter writer(text);
+    state.mappingSink = [&writer](const Mapping &m) { writer.write(m); };
+    return pm.run(state, instrumentation, err, err);
+  }
   if (!pm.run(state, instrumentation, text, err))
     return false;
-  printStatements(state, text);
+  if (stage == PipelineStage::Ops)
+    printOps(state, text);
+  else
+    printStatements(state, text);
   return true;
 }
 
@@ -95,18 +121,26 @@ int runCompile(const CompileOptions &options, std::ostream &out,
   TextDiagnosticPrinter printer(err, sources, options.color);
   diags.setHandler(printer.handler());
 
-  // Output is produced in memory and written only on success, so a failed
-  // run never leaves a partial output file behind.
-  std::ostringstream text;
-  bool ok = runStages(options, sources, diags, text, err) && !diags.hadErrors();
+  // Output goes to a temporary that only a successful run commits, so a
+  // failed run never leaves a partial output behind.
+  std::string openError;
+  std::optional<OutputFile> output =
+      OutputFile::open(options.outputPath, out, openError);
+  if (!output) {
+    diags.error(SourceLocation{}, openError);
+    err << "1 error generated.\n";
+    return 1;
+  }
+  bool ok = runStages(options, sources, diags, output->stream(), err) &&
+            !diags.hadErrors();
+  if (ok)
+    if (std::optional<std::string> failure = output->commit()) {
+      diags.error(SourceLocation{}, *failure);
+      ok = false;
+    }
   if (!ok) {
     err << diags.errorCount() << (diags.errorCount() == 1 ? " error" : " errors")
         << " generated.\n";
-    return 1;
-  }
-  if (std::optional<std::string> failure =
-          writeOutput(options.outputPath, text.str(), out)) {
-    diags.error(SourceLocation{}, *failure);
     return 1;
   }
   return 0;

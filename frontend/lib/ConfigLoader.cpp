@@ -1,7 +1,7 @@
 //===- ConfigLoader.cpp ----------------------------------------------------===//
 #include "aoa/frontend/ConfigLoader.h"
 
-#include <nlohmann/json.hpp>
+#include "JsonSupport.h"
 
 #include <cerrno>
 #include <cstring>
@@ -55,40 +55,15 @@ const char *jsonTypeName(const nlohmann::ordered_json &value) {
   return value.type_name();
 }
 
-/// Where `"key"` first appears in the file: a good enough place to point at
-/// for a problem with that key's value.
-SourceLocation locateKey(const SourceManager &sources, uint32_t fileBuffer,
-                         const std::string &key) {
-  std::string_view text = sources.text(fileBuffer);
-  size_t at = text.find("\"" + key + "\"");
-  if (at == std::string_view::npos)
-    return SourceLocation{fileBuffer, 1, 1};
-  return sources.locationForOffset(fileBuffer, at);
-}
-
 std::optional<ConfigFile> loadJsonConfig(ConfigFile config,
                                          SourceManager &sources,
                                          DiagnosticEngine &diags) {
-  std::string_view text = sources.text(config.fileBuffer);
-  // ordered_json keeps the keys in file order, so diagnostics follow the file.
-  nlohmann::ordered_json root;
-  try {
-    root = nlohmann::ordered_json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error &e) {
-    // nlohmann reports the byte just past the offending character.
-    size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    std::string what = e.what();
-    // Drop nlohmann's "[json.exception.parse_error.101] parse error at line
-    // 1, column 2: " prefix; our location says it better.
-    size_t colon = what.find(": ");
-    if (colon != std::string::npos)
-      what = what.substr(colon + 2);
-    diags
-        .error(sources.locationForOffset(config.fileBuffer, offset),
-               "malformed JSON config: " + what)
-        .hint("a JSON config looks like {\"aoa_statements\": [\"a -> b\"]}");
+  std::optional<nlohmann::ordered_json> parsed = parseJsonBuffer(
+      sources, config.fileBuffer, diags, "config",
+      "a JSON config looks like {\"aoa_statements\": [\"a -> b\"]}");
+  if (!parsed)
     return std::nullopt;
-  }
+  const nlohmann::ordered_json &root = *parsed;
   SourceLocation fileStart{config.fileBuffer, 1, 1};
   if (!root.is_object()) {
     diags

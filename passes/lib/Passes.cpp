@@ -14,9 +14,21 @@ void addMacroPasses(PassManager &pm) {
   pm.add(createLowerFusedQkvPass());
 }
 
+void addPipeline(PassManager &pm, PipelineStage stage) {
+  addMacroPasses(pm);
+  if (stage == PipelineStage::Macros)
+    return;
+  pm.add(createBuildOpsPass());
+  pm.add(createPropagateShapesPass());
+  if (stage == PipelineStage::Ops)
+    return;
+  pm.add(createResolveOutputsPass());
+  pm.add(createFindShardSourcesPass());
+}
+
 std::vector<std::string> allPassNames() {
   PassManager pm;
-  addMacroPasses(pm);
+  addPipeline(pm, PipelineStage::ShardSources);
   std::vector<std::string> names;
   for (const std::unique_ptr<Pass> &pass : pm.passes())
     names.push_back(pass->name());

@@ -29,7 +29,14 @@ static cl::opt<aoa::EmitKind> emit(
                           "the parsed statements, one a line (default)"),
                clEnumValN(aoa::EmitKind::Expanded, "expanded",
                           "the statements after every macro pass (needs "
-                          "--src)")),
+                          "--src)"),
+               clEnumValN(aoa::EmitKind::Ir, "ir",
+                          "the primitive ops with their result types (needs "
+                          "--src)"),
+               clEnumValN(aoa::EmitKind::Mappings, "mappings",
+                          "Paddle's find_shard_sources answer for every "
+                          "destination shard or --queries target, as JSON "
+                          "(needs --src)")),
     cl::cat(category));
 
 static cl::opt<std::string> outputPath(
@@ -50,6 +57,13 @@ static cl::opt<std::string> destinationMetadata(
     "dst",
     cl::desc("Shard metadata of the destination layout (aoa-metadata v1); "
              "without it outputs are derived unsharded"),
+    cl::value_desc("file"), cl::cat(category));
+
+static cl::opt<std::string> queriesPath(
+    "queries",
+    cl::desc("With --emit=mappings: answer the targets of <file> "
+             "({\"queries\": [{key, global_offset, local_shape, global_shape, "
+             "dtype}]}) instead of every destination shard"),
     cl::value_desc("file"), cl::cat(category));
 
 static cl::list<std::string> printAfter(
@@ -82,6 +96,7 @@ int main(int argc, char **argv) {
   options.reverse = reverseFlag;
   options.sourceMetadataPath = sourceMetadata;
   options.destinationMetadataPath = destinationMetadata;
+  options.queriesPath = queriesPath;
   options.printAfter.insert(printAfter.begin(), printAfter.end());
   options.printAfterAll = printAfterAll;
   options.timePasses = timePasses;

@@ -14,7 +14,7 @@
 
 namespace aoa {
 
-enum class EmitKind { Tokens, Ast, Expanded };
+enum class EmitKind { Tokens, Ast, Expanded, Ir, Mappings };
 
 struct CompileOptions {
   std::string configPath;
@@ -29,6 +29,9 @@ struct CompileOptions {
   std::string sourceMetadataPath;
   /// Shard metadata of the destination layout; optional.
   std::string destinationMetadataPath;
+  /// Targets for --emit=mappings (`{"queries": [...]}`); empty: every
+  /// destination shard.
+  std::string queriesPath;
   /// Pass instrumentation: --print-after=NAME, --print-after-all,
   /// --time-passes (printed to `err`).
   std::set<std::string> printAfter;

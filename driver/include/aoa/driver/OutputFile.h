@@ -1,16 +1,56 @@
 //===- OutputFile.h - Atomic output files -----------------------*- C++ -*-===//
+//
+// Outputs appear whole or not at all: text goes to a temporary file in the
+// destination's directory, and only commit() makes it the output (fsync,
+// rename). Output to standard output ("-") is held in memory until commit, so
+// a failed run prints nothing there either.
+//
+//===----------------------------------------------------------------------===//
 #ifndef AOA_DRIVER_OUTPUTFILE_H
 #define AOA_DRIVER_OUTPUTFILE_H
 
+#include <fstream>
 #include <iosfwd>
+#include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 
 namespace aoa {
 
-/// Writes `contents` to `path` atomically (a temporary file in the same
-/// directory, fsync, rename), or to `stdoutStream` when path is "-".
-/// Returns a message on failure; the destination is then left untouched.
+class OutputFile {
+public:
+  /// Opens the temporary for `path` ("-" is `stdoutStream`); on failure
+  /// returns nullopt and sets `error`.
+  static std::optional<OutputFile> open(const std::string &path,
+                                        std::ostream &stdoutStream,
+                                        std::string &error);
+  OutputFile(OutputFile &&other) noexcept;
+  OutputFile &operator=(OutputFile &&) = delete;
+  OutputFile(const OutputFile &) = delete;
+  /// Removes the temporary unless committed.
+  ~OutputFile();
+
+  std::ostream &stream();
+  /// Makes the output visible; returns a message on failure (the
+  /// destination is then left untouched).
+  std::optional<std::string> commit();
+
+private:
+  OutputFile(std::string path, std::ostream *stdoutStream)
+      : path_(std::move(path)), stdout_(stdoutStream) {}
+  void discard();
+
+  std::string path_;
+  std::string temporary_;
+  std::ostream *stdout_ = nullptr;
+  std::ostringstream memory_;
+  std::unique_ptr<std::ofstream> file_;
+  bool done_ = false;
+};
+
+/// Writes `contents` to `path` atomically, or to `stdoutStream` when path is
+/// "-". Returns a message on failure; the destination is then untouched.
 std::optional<std::string> writeOutput(const std::string &path,
                                        const std::string &contents,
                                        std::ostream &stdoutStream);

@@ -4,8 +4,13 @@
 
 #include "aoa/ir/AST.h"
 #include "aoa/ir/Diagnostics.h"
+#include "aoa/ir/Mapping.h"
+#include "aoa/ir/Op.h"
+#include "aoa/passes/Dataflow.h"
 #include "aoa/passes/KeySpace.h"
 #include "aoa/passes/VarMappingChain.h"
+
+#include <functional>
 
 namespace aoa {
 
@@ -24,6 +29,20 @@ struct CompilationState {
   KeySpace destination;
   /// Name links recorded before the fused macros, to find shard counts.
   VarMappingChain chain;
+  /// The statements as primitive ops, in execution order (build-ops).
+  std::vector<Op> ops;
+  /// Inputs, values and outputs (propagate-shapes).
+  Dataflow dataflow;
+  /// Targets to answer (`--queries`); empty means every destination shard.
+  std::vector<TensorDesc> queries;
+  bool hasQueryFile = false;
+  /// Receives every answer of find-shard-sources in order (--emit=mappings
+  /// streams them to the output); answers are not kept, so memory does not
+  /// grow with the number of destination shards.
+  std::function<void(const Mapping &)> mappingSink;
+  /// What find-shard-sources answered: queries and entries.
+  size_t answeredQueries = 0;
+  size_t answeredEntries = 0;
 
   /// Statements are written in the load direction (checkpoint -> model). In
   /// reverse mode `--src` describes the model, so the names left of `->`
@@ -44,6 +63,10 @@ InFlightDiagnostic reportAt(CompilationState &state, const Statement &statement,
 /// Prints the statements one per line with their locations (--emit=expanded
 /// and --print-after of the macro passes).
 void printStatements(const CompilationState &state, std::ostream &os);
+
+/// Prints the ops one per line, each after its statement's location
+/// (--emit=ir and --print-after of the op passes).
+void printOps(const CompilationState &state, std::ostream &os);
 
 } // namespace aoa
 

@@ -23,6 +23,22 @@ std::unique_ptr<Pass> createLowerFusedQkvPass();
 /// Adds the macro passes, in order, to `pm`.
 void addMacroPasses(PassManager &pm);
 
+// The compiler core: statements to ops, ops over views, outputs, answers.
+std::unique_ptr<Pass> createBuildOpsPass();
+std::unique_ptr<Pass> createPropagateShapesPass();
+std::unique_ptr<Pass> createResolveOutputsPass();
+std::unique_ptr<Pass> createFindShardSourcesPass();
+
+/// How far the pipeline goes.
+enum class PipelineStage {
+  Macros,       ///< the expanded statements (--emit=expanded)
+  Ops,          ///< ops with result types (--emit=ir)
+  ShardSources, ///< answers to every target (--emit=mappings)
+};
+
+/// Adds every pass up to `stage`, in order, to `pm`.
+void addPipeline(PassManager &pm, PipelineStage stage);
+
 } // namespace aoa
 
 #endif // AOA_PASSES_PASSES_H

@@ -1,0 +1,39 @@
+//===- JsonSupport.cpp -----------------------------------------------------===//
+#include "JsonSupport.h"
+
+namespace aoa {
+
+std::optional<nlohmann::ordered_json>
+parseJsonBuffer(const SourceManager &sources, uint32_t buffer,
+                DiagnosticEngine &diags, const std::string &what,
+                const std::string &hint) {
+  std::string_view text = sources.text(buffer);
+  try {
+    return nlohmann::ordered_json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error &e) {
+    // nlohmann reports the byte just past the offending character.
+    size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    std::string message = e.what();
+    // Drop nlohmann's "[json.exception.parse_error.101] parse error at line
+    // 1, column 2: " prefix; our location says it better.
+    size_t colon = message.find(": ");
+    if (colon != std::string::npos)
+      message = message.substr(colon + 2);
+    diags
+        .error(sources.locationForOffset(buffer, offset),
+               "malformed JSON " + what + ": " + message)
+        .hint(hint);
+    return std::nullopt;
+  }
+}
+
+SourceLocation locateKey(const SourceManager &sources, uint32_t buffer,
+                         const std::string &key) {
+  std::string_view text = sources.text(buffer);
+  size_t at = text.find("\"" + key + "\"");
+  if (at == std::string_view::npos)
+    return SourceLocation{buffer, 1, 1};
+  return sources.locationForOffset(buffer, at);
+}
+
+} // namespace aoa

@@ -1,0 +1,166 @@
+//===- QueryLoader.cpp -----------------------------------------------------===//
+#include "aoa/frontend/QueryLoader.h"
+
+#include "aoa/frontend/ConfigLoader.h"
+#include "aoa/ir/ShardMetadata.h"
+#include "JsonSupport.h"
+
+#include <algorithm>
+
+namespace aoa {
+
+namespace {
+
+constexpr const char *kExample =
+    "a query file looks like {\"queries\": [{\"key\": \"w\", "
+    "\"global_offset\": [0, 0], \"local_shape\": [4, 2], \"global_shape\": "
+    "[8, 2], \"dtype\": \"float32\"}]}";
+
+class QueryParser {
+public:
+  QueryParser(const SourceManager &sources, uint32_t buffer,
+              DiagnosticEngine &diags)
+      : sources_(sources), buffer_(buffer), diags_(diags) {}
+
+  std::optional<std::vector<TensorDesc>> parse() {
+    unsigned errorsBefore = diags_.errorCount();
+    std::optional<nlohmann::ordered_json> root =
+        parseJsonBuffer(sources_, buffer_, diags_, "query file", kExample);
+    if (!root)
+      return std::nullopt;
+    SourceLocation start{buffer_, 1, 1};
+    if (!root->is_object() || !root->contains("queries") ||
+        !(*root)["queries"].is_array()) {
+      diags_.error(start, "a query file is an object with a list 'queries'")
+          .hint(kExample);
+      return std::nullopt;
+    }
+    for (auto it = root->begin(); it != root->end(); ++it)
+      if (it.key() != "queries")
+        diags_.error(locateKey(sources_, buffer_, it.key()),
+                     "unknown key '" + it.key() + "' in a query file")
+            .hint(kExample);
+    std::vector<TensorDesc> queries;
+    const nlohmann::ordered_json &list = (*root)["queries"];
+    for (size_t i = 0; i < list.size(); ++i)
+      if (std::optional<TensorDesc> q = parseQuery(list[i], i))
+        queries.push_back(std::move(*q));
+    if (diags_.errorCount() != errorsBefore)
+      return std::nullopt;
+    return queries;
+  }
+
+private:
+  InFlightDiagnostic error(size_t index, const std::string &field,
+                           std::string message) {
+    SourceLocation at = field.empty() ? locateKey(sources_, buffer_, "queries")
+                                      : locateKey(sources_, buffer_, field);
+    return diags_.error(at, "queries[" + std::to_string(index) + "]" +
+                                (field.empty() ? "" : "." + field) + ": " +
+                                std::move(message));
+  }
+
+  std::optional<std::vector<int64_t>>
+  integers(const nlohmann::ordered_json &q, size_t index, const char *field) {
+    const nlohmann::ordered_json &value = q[field];
+    std::vector<int64_t> out;
+    bool ok = value.is_array();
+    for (size_t i = 0; ok && i < value.size(); ++i) {
+      ok = value[i].is_number_integer() && value[i].get<int64_t>() >= 0;
+      if (ok)
+        out.push_back(value[i].get<int64_t>());
+    }
+    if (!ok) {
+      error(index, field, "must be a list of non-negative integers");
+      return std::nullopt;
+    }
+    return out;
+  }
+
+  std::optional<TensorDesc> parseQuery(const nlohmann::ordered_json &q,
+                                       size_t index) {
+    static const char *const kFields[] = {"key", "global_offset", "local_shape",
+                                          "global_shape", "dtype"};
+    if (!q.is_object()) {
+      error(index, "", "must be an object").hint(kExample);
+      return std::nullopt;
+    }
+    bool ok = true;
+    for (const char *field : kFields)
+      if (!q.contains(field)) {
+        error(index, "", std::string("lacks '") + field + "'").hint(kExample);
+        ok = false;
+      }
+    for (auto it = q.begin(); it != q.end(); ++it)
+      if (std::find_if(std::begin(kFields), std::end(kFields),
+                       [&](const char *f) { return it.key() == f; }) ==
+          std::end(kFields)) {
+        error(index, it.key(), "unknown field").hint(kExample);
+        ok = false;
+      }
+    if (!ok)
+      return std::nullopt;
+    TensorDesc desc;
+    if (!q["key"].is_string() || !q["dtype"].is_string()) {
+      error(index, q["key"].is_string() ? "dtype" : "key", "must be a string");
+      return std::nullopt;
+    }
+    desc.key = q["key"].get<std::string>();
+    std::optional<DType> dtype = parseDTypeName(q["dtype"].get<std::string>());
+    if (!dtype) {
+      error(index, "dtype", "unknown dtype '" + q["dtype"].get<std::string>() + "'")
+          .hint("dtypes: float64 float32 float16 bfloat16 int64 int32 int16 "
+                "int8 uint8 bool");
+      return std::nullopt;
+    }
+    desc.dtype = *dtype;
+    auto offset = integers(q, index, "global_offset");
+    auto local = integers(q, index, "local_shape");
+    auto global = integers(q, index, "global_shape");
+    if (!offset || !local || !global)
+      return std::nullopt;
+    if (offset->size() != local->size() || local->size() != global->size()) {
+      error(index, "", "global_offset, local_shape and global_shape of '" +
+                           desc.key + "' have different lengths");
+      return std::nullopt;
+    }
+    for (size_t d = 0; d < offset->size(); ++d)
+      if ((*offset)[d] + (*local)[d] > (*global)[d]) {
+        error(index, "", "the box " + formatElementRange(*offset, *local) +
+                             " of '" + desc.key + "' is outside its global "
+                             "shape " + formatShape(*global));
+        return std::nullopt;
+      }
+    desc.globalOffset = std::move(*offset);
+    desc.localShape = std::move(*local);
+    desc.globalShape = std::move(*global);
+    return desc;
+  }
+
+  const SourceManager &sources_;
+  uint32_t buffer_;
+  DiagnosticEngine &diags_;
+};
+
+} // namespace
+
+std::optional<std::vector<TensorDesc>>
+loadQueriesText(const std::string &path, std::string text,
+                SourceManager &sources, DiagnosticEngine &diags) {
+  uint32_t buffer = sources.addBuffer(path, std::move(text));
+  return QueryParser(sources, buffer, diags).parse();
+}
+
+std::optional<std::vector<TensorDesc>> loadQueries(const std::string &path,
+                                                   SourceManager &sources,
+                                                   DiagnosticEngine &diags) {
+  std::string text;
+  if (std::optional<std::string> failure = readFileToString(path, text)) {
+    diags.error(SourceLocation{}, "cannot read query file '" + path + "': " +
+                                      *failure);
+    return std::nullopt;
+  }
+  return loadQueriesText(path, std::move(text), sources, diags);
+}
+
+} // namespace aoa

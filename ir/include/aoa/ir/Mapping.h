@@ -1,0 +1,69 @@
+//===- Mapping.h - Answers of find_shard_sources ----------------*- C++ -*-===//
+//
+// The compatibility surface with Paddle (DESIGN.md §2.3): for a target shard,
+// the list of (target region, source region, postprocess) entries, printed as
+// `{"mappings": [{"query": DESC, "entries": [...]}]}`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_IR_MAPPING_H
+#define AOA_IR_MAPPING_H
+
+#include "aoa/ir/Box.h"
+#include "aoa/ir/DType.h"
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace aoa {
+
+/// Paddle's ShardedWeightDesc: a region of one tensor.
+struct TensorDesc {
+  std::string key;
+  std::vector<int64_t> globalOffset;
+  std::vector<int64_t> localShape;
+  std::vector<int64_t> globalShape;
+  DType dtype = DType::F32;
+
+  Box box() const { return Box(globalOffset, localShape); }
+};
+
+struct MappingEntry {
+  TensorDesc target;
+  TensorDesc source;
+  /// Applied to the source region in order; empty prints as `null`.
+  std::vector<std::string> postprocess;
+};
+
+struct Mapping {
+  TensorDesc query;
+  std::vector<MappingEntry> entries;
+};
+
+/// Appends `s` as a JSON string literal (quoted and escaped).
+void appendJsonString(std::string &out, const std::string &s);
+/// Appends `{"key": …, "global_offset": […], "local_shape": […],
+/// "global_shape": […], "dtype": "…"}`.
+void appendTensorDescJson(std::string &out, const TensorDesc &desc);
+
+/// Prints the mappings document, one entry per line. Streams: memory stays
+/// proportional to one mapping, whatever the number of mappings.
+class MappingsJsonWriter {
+public:
+  explicit MappingsJsonWriter(std::ostream &os);
+  void write(const Mapping &mapping);
+  /// Closes the document; called by the destructor if not called before.
+  void finish();
+  ~MappingsJsonWriter();
+
+private:
+  std::ostream &os_;
+  std::string buffer_;
+  bool first_ = true;
+  bool finished_ = false;
+};
+
+} // namespace aoa
+
+#endif // AOA_IR_MAPPING_H

@@ -1,0 +1,98 @@
+//===- Dataflow.h - Values, inputs and outputs of a conversion --*- C++ -*-===//
+//
+// What propagate-shapes computes: the input tensors the ops read (source
+// keys), the view every name holds after the last op, which destination
+// names the ops assigned, and which keys were removed or added.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_PASSES_DATAFLOW_H
+#define AOA_PASSES_DATAFLOW_H
+
+#include "aoa/ir/Op.h"
+#include "aoa/ir/View.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace aoa {
+
+constexpr size_t kNoOp = std::numeric_limits<size_t>::max();
+
+/// A source tensor the ops read: a model key (its optimizer states follow
+/// it) or a stored key named explicitly, e.g. `k.moment1_0`.
+struct InputTensor {
+  std::string key;
+  TensorType type;
+  /// Its one-piece view: the whole tensor, untransformed.
+  ViewRef view;
+  /// `key -> _`: every answer drops the pieces it provides.
+  bool removed = false;
+  size_t removedBy = kNoOp;
+};
+
+/// The value a name holds, with the op that made it and how often later ops
+/// read it (names nothing reads are the outputs when there is no
+/// destination layout).
+struct NamedValue {
+  ViewRef view;
+  size_t producer = kNoOp;
+  uint32_t uses = 0;
+};
+
+/// How a target key (a destination key, or a name derived without a
+/// destination layout) is answered.
+struct TargetBinding {
+  enum class Kind {
+    Assigned, ///< a statement wrote it (or the model key it is a state of)
+    Identity, ///< no statement wrote it: the same-named source key
+    Added,    ///< `_ -> key`: nothing to load
+    Missing,  ///< none of the above (an error was reported)
+  };
+  Kind kind = Kind::Missing;
+  ViewRef view;
+  /// The optimizer suffix re-attached to every source key of the view
+  /// (`.moment1_0` when the view belongs to the model key).
+  std::string suffix;
+  /// Assigned: the op that wrote the view.
+  size_t producer = kNoOp;
+};
+
+class KeySpace;
+
+struct Dataflow {
+  std::vector<InputTensor> inputs;
+  std::unordered_map<std::string, uint32_t> inputIds;
+  /// Reads of each input, for leaves without a destination layout.
+  std::vector<uint32_t> inputUses;
+  /// Names assigned by ops (user intermediates, temporaries, destination
+  /// names), holding their latest value.
+  std::unordered_map<ValueName, NamedValue, ValueNameHash> values;
+  /// Destination names (model keys or stored keys of the destination) that an
+  /// op assigned, with their value.
+  std::map<std::string, NamedValue> outputs;
+  /// `_ -> key`: the op that added it.
+  std::map<std::string, size_t> added;
+
+  /// Bindings of every destination key (and every --queries key), or of
+  /// the derived outputs without a destination layout (resolve-outputs).
+  std::unordered_map<std::string, TargetBinding> targets;
+
+  const InputTensor &input(uint32_t id) const { return inputs[id]; }
+
+  /// The input for source key `key`, created on first use: a model key
+  /// (shape and dtype from the key, or from its first optimizer state when
+  /// only states are stored) or any stored key. nullopt when the source has
+  /// no such key.
+  std::optional<uint32_t> inputFor(const KeySpace &source,
+                                   const std::string &key);
+};
+
+} // namespace aoa
+
+#endif // AOA_PASSES_DATAFLOW_H

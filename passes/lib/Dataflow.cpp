@@ -1,0 +1,40 @@
+//===- Dataflow.cpp --------------------------------------------------------===//
+#include "aoa/passes/Dataflow.h"
+
+#include "aoa/ir/OptimizerState.h"
+#include "aoa/passes/KeySpace.h"
+
+namespace aoa {
+
+std::optional<uint32_t> Dataflow::inputFor(const KeySpace &source,
+                                           const std::string &key) {
+  auto found = inputIds.find(key);
+  if (found != inputIds.end())
+    return found->second;
+  const ShardMetadata *metadata = source.metadata();
+  if (!metadata)
+    return std::nullopt;
+  std::optional<TensorRef> tensor = metadata->find(key);
+  if (!tensor && source.isModelKey(key))
+    for (std::string_view suffix : kOptimizerSuffixes)
+      if (!isBetaPowSuffix(suffix) &&
+          (tensor = metadata->find(key + std::string(suffix))))
+        break;
+  if (!tensor)
+    return std::nullopt;
+  uint32_t id = static_cast<uint32_t>(inputs.size());
+  InputTensor input;
+  input.key = key;
+  input.type.shape.assign(tensor->globalShape().begin(),
+                          tensor->globalShape().end());
+  input.type.dtype = tensor->dtype();
+  Box whole = Box::fromShape(input.type.shape);
+  input.view = makeView(
+      input.type, {Piece{whole, id, whole, Transform::identity(whole.rank())}});
+  inputs.push_back(std::move(input));
+  inputUses.push_back(0);
+  inputIds.emplace(key, id);
+  return id;
+}
+
+} // namespace aoa

@@ -1,0 +1,290 @@
+//===- ResolveOutputs.cpp - Which view answers each target key -------------===//
+//
+// With a destination layout, every destination key is bound (reference
+// §7.12): to the view a statement wrote under its name; for an optimizer
+// state, to the view written for its model key (the suffix is re-attached to
+// the sources); to nothing when `_ -> key` adds it; otherwise to the
+// same-named source key (identity). A key that is none of these is an error.
+// Bound views must have the destination's shape, and model weights its dtype.
+//
+// Without a destination layout the targets are the leaves of the dataflow:
+// source keys nothing reads and names nothing reads (never macro
+// temporaries), each whole and unsharded, plus the optimizer states every
+// source of a leaf has.
+//
+//===----------------------------------------------------------------------===//
+#include "aoa/passes/Passes.h"
+
+#include "aoa/ir/OptimizerState.h"
+#include "aoa/passes/CompilationState.h"
+
+#include <algorithm>
+#include <ostream>
+#include <set>
+
+namespace aoa {
+
+namespace {
+
+/// Stops a check from printing thousands of errors for one systematic
+/// mistake (e.g. every layer of a model).
+class ErrorBudget {
+public:
+  explicit ErrorBudget(DiagnosticEngine &diags, unsigned limit = 20)
+      : diags_(diags), limit_(limit) {}
+  bool allow() { return ++count_ <= limit_; }
+  ~ErrorBudget() {
+    if (count_ > limit_)
+      diags_.error(SourceLocation{},
+                   std::to_string(count_ - limit_) +
+                       " more errors of the kinds above are not shown");
+  }
+
+private:
+  DiagnosticEngine &diags_;
+  unsigned limit_;
+  unsigned count_ = 0;
+};
+
+class OutputResolver {
+public:
+  explicit OutputResolver(CompilationState &state)
+      : state_(state), df_(state.dataflow), budget_(state.diags) {}
+
+  void run() {
+    df_.targets.clear();
+    if (state_.destination.present()) {
+      const ShardMetadata &metadata = *state_.destination.metadata();
+      for (TensorId id : metadata.tensorIdsByKey())
+        bindDestinationKey(metadata.tensor(id));
+    } else {
+      deriveLeaves();
+    }
+    for (const TensorDesc &query : state_.queries)
+      if (!df_.targets.count(query.key))
+        df_.targets.emplace(query.key, bind(query.key));
+  }
+
+private:
+  InFlightDiagnostic errorAtProducer(size_t producer, std::string message) {
+    if (producer == kNoOp)
+      return state_.diags.error(SourceLocation{}, std::move(message));
+    const Op &op = state_.ops[producer];
+    return reportAt(state_, state_.program.statements[op.statement],
+                    op.location, std::move(message));
+  }
+
+  TargetBinding bind(const std::string &key) {
+    TargetBinding binding;
+    auto [model, suffix] = splitOptimizerSuffix(key);
+    auto assigned = df_.outputs.find(key);
+    if (assigned == df_.outputs.end() && !suffix.empty())
+      assigned = df_.outputs.find(std::string(model));
+    else
+      suffix = {};
+    if (assigned != df_.outputs.end() && assigned->second.view) {
+      binding.kind = TargetBinding::Kind::Assigned;
+      binding.view = assigned->second.view;
+      binding.producer = assigned->second.producer;
+      binding.suffix = std::string(suffix);
+      return binding;
+    }
+    if (assigned != df_.outputs.end())
+      return binding; // its statement failed and was reported
+    if (df_.added.count(key) || df_.added.count(std::string(model))) {
+      binding.kind = TargetBinding::Kind::Added;
+      return binding;
+    }
+    std::optional<uint32_t> input =
+        df_.inputFor(state_.source, std::string(model));
+    if (!input) {
+      if (budget_.allow())
+        state_.diags
+            .error(SourceLocation{},
+                   "destination key '" + key +
+                       "' is not in the source checkpoint and no statement "
+                       "writes it")
+            .hint("if the model has it but the checkpoint does not, add `_ -> " +
+                  std::string(model) + "` to leave it as initialized");
+      return binding;
+    }
+    binding.kind = TargetBinding::Kind::Identity;
+    binding.view = df_.inputs[*input].view;
+    binding.suffix = std::string(suffix);
+    return binding;
+  }
+
+  void bindDestinationKey(TensorRef tensor) {
+    std::string key(tensor.key());
+    TargetBinding binding = bind(key);
+    if (binding.view && !isBetaPowSuffix(binding.suffix))
+      checkType(key, tensor, binding);
+    df_.targets.emplace(std::move(key), std::move(binding));
+  }
+
+  void checkType(const std::string &key, TensorRef tensor,
+                 const TargetBinding &binding) {
+    const TensorType &type = binding.view->type;
+    std::vector<int64_t> shape(tensor.globalShape().begin(),
+                               tensor.globalShape().end());
+    if (type.shape != shape) {
+      if (!budget_.allow())
+        return;
+      auto d = errorAtProducer(
+          binding.producer,
+          "destination key '" + key + "' has shape " + formatShape(shape) +
+              " but " +
+              (binding.kind == TargetBinding::Kind::Identity
+                   ? std::string("the same-named source key has shape ")
+                   : std::string("this statement produces shape ")) +
+              formatShape(type.shape));
+      d.hint(binding.kind == TargetBinding::Kind::Identity
+                 ? "write a statement that converts the source key, or fix "
+                   "the layouts"
+                 : "check the axes and the split/concat order; a transpose "
+                   "(`A^T -> B`) swaps the shape");
+      return;
+    }
+    // Paddle's dtype rule, for model weights only (optimizer states keep
+    // their own dtypes).
+    bool modelWeight = binding.suffix.empty() &&
+                       splitOptimizerSuffix(key).second.empty();
+    if (modelWeight && type.dtype != tensor.dtype() && budget_.allow())
+      errorAtProducer(binding.producer,
+                      "destination key '" + key + "' is " +
+                          std::string(dtypeName(tensor.dtype())) + " but " +
+                          (binding.kind == TargetBinding::Kind::Identity
+                               ? std::string("the same-named source key is ")
+                               : std::string("this statement produces ")) +
+                          std::string(dtypeName(type.dtype)))
+          .hint("cast it: `" + key + " -> " + key + ", dtype='" +
+                std::string(dtypeName(tensor.dtype())) + "'`");
+  }
+
+  /// Without a destination: the dataflow's leaves and their states.
+  void deriveLeaves() {
+    std::set<std::string> leaves;
+    for (const auto &[name, value] : df_.values)
+      if (!name.temporary && value.view && value.uses == 0)
+        leaves.insert(name.text);
+    for (const std::string &key : state_.source.modelKeys()) {
+      if (df_.values.count(ValueName{key, false}))
+        continue;
+      auto id = df_.inputIds.find(key);
+      if (id != df_.inputIds.end() &&
+          (df_.inputUses[id->second] > 0 || df_.inputs[id->second].removed))
+        continue;
+      leaves.insert(key);
+    }
+    const ShardMetadata &source = *state_.source.metadata();
+    for (const std::string &leaf : leaves) {
+      auto value = df_.values.find(ValueName{leaf, false});
+      TargetBinding binding;
+      if (value != df_.values.end()) {
+        binding.kind = TargetBinding::Kind::Assigned;
+        binding.view = value->second.view;
+        binding.producer = value->second.producer;
+      } else {
+        std::optional<uint32_t> input = df_.inputFor(state_.source, leaf);
+        if (!input)
+          continue;
+        binding.kind = TargetBinding::Kind::Identity;
+        binding.view = df_.inputs[*input].view;
+      }
+      const TensorType &type = binding.view->type;
+      std::vector<int64_t> zeros(type.shape.size(), 0);
+      if (source.find(leaf) || binding.kind == TargetBinding::Kind::Assigned)
+        state_.queries.push_back(
+            TensorDesc{leaf, zeros, type.shape, type.shape, type.dtype});
+      for (std::string_view suffix : kOptimizerSuffixes)
+        if (!leaves.count(leaf + std::string(suffix))) // explicit ones win
+          addStateLeaf(leaf, std::string(suffix), binding, source);
+      df_.targets.emplace(leaf, std::move(binding));
+    }
+  }
+
+  /// `leaf + suffix` is a target when every source of the leaf has that
+  /// state.
+  void addStateLeaf(const std::string &leaf, const std::string &suffix,
+                    const TargetBinding &binding, const ShardMetadata &source) {
+    std::optional<TensorRef> first;
+    for (const Piece &piece : binding.view->pieces) {
+      const InputTensor &input = df_.inputs[piece.input];
+      if (input.removed)
+        continue;
+      std::optional<TensorRef> state = source.find(input.key + suffix);
+      if (!state)
+        return;
+      if (!first)
+        first = state;
+    }
+    if (!first)
+      return;
+    TargetBinding stateBinding = binding;
+    stateBinding.suffix = suffix;
+    std::vector<int64_t> shape = binding.view->type.shape;
+    if (isBetaPowSuffix(suffix))
+      shape.assign(first->globalShape().begin(), first->globalShape().end());
+    std::vector<int64_t> zeros(shape.size(), 0);
+    state_.queries.push_back(
+        TensorDesc{leaf + suffix, zeros, shape, shape, first->dtype()});
+    df_.targets.emplace(leaf + suffix, std::move(stateBinding));
+  }
+
+  CompilationState &state_;
+  Dataflow &df_;
+  ErrorBudget budget_;
+};
+
+const char *bindingKindName(TargetBinding::Kind kind) {
+  switch (kind) {
+  case TargetBinding::Kind::Assigned:
+    return "assigned";
+  case TargetBinding::Kind::Identity:
+    return "identity";
+  case TargetBinding::Kind::Added:
+    return "added";
+  case TargetBinding::Kind::Missing:
+    return "missing";
+  }
+  return "?";
+}
+
+class ResolveOutputsPass : public Pass {
+public:
+  const char *name() const override { return "resolve-outputs"; }
+  const char *description() const override {
+    return "bind every destination key to a view (assigned, optimizer "
+           "state, identity or added); check shapes and dtypes";
+  }
+  bool run(CompilationState &state) override {
+    OutputResolver(state).run();
+    return true;
+  }
+  void print(const CompilationState &state, std::ostream &os) const override {
+    std::vector<const std::pair<const std::string, TargetBinding> *> sorted;
+    for (const auto &entry : state.dataflow.targets)
+      sorted.push_back(&entry);
+    std::sort(sorted.begin(), sorted.end(),
+              [](auto *a, auto *b) { return a->first < b->first; });
+    for (const auto *entry : sorted) {
+      const TargetBinding &b = entry->second;
+      os << entry->first << ": " << bindingKindName(b.kind);
+      if (b.view)
+        os << " " << printTensorType(b.view->type) << ", "
+           << b.view->pieces.size()
+           << (b.view->pieces.size() == 1 ? " piece" : " pieces");
+      if (!b.suffix.empty())
+        os << ", sources" << b.suffix;
+      os << "\n";
+    }
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createResolveOutputsPass() {
+  return std::make_unique<ResolveOutputsPass>();
+}
+
+} // namespace aoa
