@@ -62,12 +62,15 @@ bool runStages(const CompileOptions &options, SourceManager &sources,
 
   CompilationState state(sources, diags);
   state.program = std::move(*program);
-  state.source = KeySpace(*sourceMetadata, "source");
+  state.source =
+      KeySpace(*sourceMetadata, "source", options.sourceMetadataPath);
   if (destinationMetadata)
-    state.destination = KeySpace(*destinationMetadata, "destination");
+    state.destination = KeySpace(*destinationMetadata, "destination",
+                                 options.destinationMetadataPath);
   if (!options.queriesPath.empty()) {
     std::optional<std::vector<TensorDesc>> queries =
-        loadQueries(options.queriesPath, sources, diags);
+        loadQueries(options.queriesPath, sources, diags,
+                    &state.queryLocations);
     if (!queries)
       return false;
     state.queries = std::move(*queries);
@@ -100,7 +103,10 @@ bool runStages(const CompileOptions &options, SourceManager &sources,
     // Answers stream into the output as they are found.
     // Pass dumps go to stderr so that the output stays one JSON document.
     MappingsJsonWriter writer(text);
-    state.mappingSink = [&writer](const Mapping &m) { writer.write(m); };
+    state.mappingSink = [&writer](const TensorDesc &query,
+                                  llvm::ArrayRef<MappingEntry> entries) {
+      writer.write(query, entries);
+    };
     return pm.run(state, instrumentation, err, err);
   }
   if (!pm.run(state, instrumentation, text, err))

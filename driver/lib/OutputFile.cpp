@@ -10,11 +10,64 @@
 
 namespace aoa {
 
+namespace {
+
+/// Keeps text in memory until `flush()` or until it passes `limit` bytes;
+/// from then on writes through to `out`.
+class SpillBuffer : public std::streambuf {
+public:
+  SpillBuffer(std::ostream &out, size_t limit) : out_(out), limit_(limit) {}
+
+  /// Writes what is held and passes everything through from now on.
+  bool release() {
+    if (!spilled_) {
+      out_.write(held_.data(), static_cast<std::streamsize>(held_.size()));
+      held_.clear();
+      held_.shrink_to_fit();
+      spilled_ = true;
+    }
+    out_.flush();
+    return static_cast<bool>(out_);
+  }
+
+protected:
+  std::streamsize xsputn(const char *s, std::streamsize n) override {
+    if (spilled_) {
+      out_.write(s, n);
+      return out_ ? n : 0;
+    }
+    held_.append(s, static_cast<size_t>(n));
+    if (held_.size() > limit_)
+      release();
+    return n;
+  }
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof()))
+      return traits_type::not_eof(c);
+    char ch = traits_type::to_char_type(c);
+    return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
+  }
+
+private:
+  std::ostream &out_;
+  size_t limit_;
+  std::string held_;
+  bool spilled_ = false;
+};
+
+constexpr size_t kStdoutHoldLimit = 64u << 20;
+
+} // namespace
+
 std::optional<OutputFile> OutputFile::open(const std::string &path,
                                            std::ostream &stdoutStream,
                                            std::string &error) {
-  if (path == "-")
-    return OutputFile(path, &stdoutStream);
+  if (path == "-") {
+    OutputFile out(path, &stdoutStream);
+    out.spill_ = std::make_unique<SpillBuffer>(stdoutStream, kStdoutHoldLimit);
+    out.spillStream_ = std::make_unique<std::ostream>(out.spill_.get());
+    return out;
+  }
   OutputFile out(path, nullptr);
   out.temporary_ = path + ".tmp." + std::to_string(::getpid());
   out.file_ = std::make_unique<std::ofstream>(
@@ -30,7 +83,8 @@ std::optional<OutputFile> OutputFile::open(const std::string &path,
 
 OutputFile::OutputFile(OutputFile &&other) noexcept
     : path_(std::move(other.path_)), temporary_(std::move(other.temporary_)),
-      stdout_(other.stdout_), memory_(std::move(other.memory_)),
+      stdout_(other.stdout_), spill_(std::move(other.spill_)),
+      spillStream_(std::move(other.spillStream_)),
       file_(std::move(other.file_)), done_(other.done_) {
   other.done_ = true;
 }
@@ -50,7 +104,7 @@ void OutputFile::discard() {
 std::ostream &OutputFile::stream() {
   if (file_)
     return *file_;
-  return memory_;
+  return *spillStream_;
 }
 
 std::optional<std::string> OutputFile::commit() {
@@ -58,10 +112,7 @@ std::optional<std::string> OutputFile::commit() {
     return std::string("output already finished");
   if (stdout_) {
     done_ = true;
-    std::string text = memory_.str();
-    stdout_->write(text.data(), static_cast<std::streamsize>(text.size()));
-    stdout_->flush();
-    if (!*stdout_)
+    if (!static_cast<SpillBuffer &>(*spill_).release())
       return std::string("cannot write to standard output");
     return std::nullopt;
   }

@@ -3,6 +3,7 @@
 
 #include "aoa/frontend/ConfigLoader.h"
 #include "aoa/ir/ShardMetadata.h"
+#include "JsonLocator.h"
 #include "JsonSupport.h"
 
 #include <algorithm>
@@ -20,7 +21,11 @@ class QueryParser {
 public:
   QueryParser(const SourceManager &sources, uint32_t buffer,
               DiagnosticEngine &diags)
-      : sources_(sources), buffer_(buffer), diags_(diags) {}
+      : sources_(sources), buffer_(buffer), diags_(diags),
+        locator_(sources.text(buffer)) {}
+
+  /// Where each returned query is written.
+  std::vector<SourceLocation> locations;
 
   std::optional<std::vector<TensorDesc>> parse() {
     unsigned errorsBefore = diags_.errorCount();
@@ -43,19 +48,28 @@ public:
     std::vector<TensorDesc> queries;
     const nlohmann::ordered_json &list = (*root)["queries"];
     for (size_t i = 0; i < list.size(); ++i)
-      if (std::optional<TensorDesc> q = parseQuery(list[i], i))
+      if (std::optional<TensorDesc> q = parseQuery(list[i], i)) {
         queries.push_back(std::move(*q));
+        locations.push_back(locate(i, ""));
+      }
     if (diags_.errorCount() != errorsBefore)
       return std::nullopt;
     return queries;
   }
 
 private:
+  /// The query `index` (its opening brace), or its member `field`.
+  SourceLocation locate(size_t index, const std::string &field) const {
+    std::vector<JsonPathStep> path{JsonPathStep::member("queries"),
+                                   JsonPathStep::element(index)};
+    if (!field.empty())
+      path.push_back(JsonPathStep::member(field));
+    return sources_.locationForOffset(buffer_, locator_.keyOffset(path));
+  }
+
   InFlightDiagnostic error(size_t index, const std::string &field,
                            std::string message) {
-    SourceLocation at = field.empty() ? locateKey(sources_, buffer_, "queries")
-                                      : locateKey(sources_, buffer_, field);
-    return diags_.error(at, "queries[" + std::to_string(index) + "]" +
+    return diags_.error(locate(index, field), "queries[" + std::to_string(index) + "]" +
                                 (field.empty() ? "" : "." + field) + ": " +
                                 std::move(message));
   }
@@ -140,27 +154,33 @@ private:
   const SourceManager &sources_;
   uint32_t buffer_;
   DiagnosticEngine &diags_;
+  JsonLocator locator_;
 };
 
 } // namespace
 
 std::optional<std::vector<TensorDesc>>
 loadQueriesText(const std::string &path, std::string text,
-                SourceManager &sources, DiagnosticEngine &diags) {
+                SourceManager &sources, DiagnosticEngine &diags,
+                std::vector<SourceLocation> *locations) {
   uint32_t buffer = sources.addBuffer(path, std::move(text));
-  return QueryParser(sources, buffer, diags).parse();
+  QueryParser parser(sources, buffer, diags);
+  std::optional<std::vector<TensorDesc>> queries = parser.parse();
+  if (queries && locations)
+    *locations = std::move(parser.locations);
+  return queries;
 }
 
-std::optional<std::vector<TensorDesc>> loadQueries(const std::string &path,
-                                                   SourceManager &sources,
-                                                   DiagnosticEngine &diags) {
+std::optional<std::vector<TensorDesc>>
+loadQueries(const std::string &path, SourceManager &sources,
+            DiagnosticEngine &diags, std::vector<SourceLocation> *locations) {
   std::string text;
   if (std::optional<std::string> failure = readFileToString(path, text)) {
     diags.error(SourceLocation{}, "cannot read query file '" + path + "': " +
                                       *failure);
     return std::nullopt;
   }
-  return loadQueriesText(path, std::move(text), sources, diags);
+  return loadQueriesText(path, std::move(text), sources, diags, locations);
 }
 
 } // namespace aoa

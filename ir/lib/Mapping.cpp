@@ -1,6 +1,8 @@
 //===- Mapping.cpp - The mappings document ---------------------------------===//
 #include "aoa/ir/Mapping.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <ostream>
 
@@ -8,6 +10,14 @@ namespace aoa {
 
 void appendJsonString(std::string &out, const std::string &s) {
   out += '"';
+  bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    return static_cast<unsigned char>(c) >= 0x20 && c != '"' && c != '\\';
+  });
+  if (plain) {
+    out += s;
+    out += '"';
+    return;
+  }
   for (char c : s) {
     switch (c) {
     case '"':
@@ -39,15 +49,31 @@ namespace {
 
 void appendIntegers(std::string &out, const std::vector<int64_t> &values) {
   out += '[';
+  char digits[24];
   for (size_t i = 0; i < values.size(); ++i) {
     if (i)
       out += ", ";
-    out += std::to_string(values[i]);
+    char *end = std::to_chars(digits, digits + sizeof digits, values[i]).ptr;
+    out.append(digits, end);
   }
   out += ']';
 }
 
 } // namespace
+
+void TensorDesc::assign(std::string_view newKey, const Box &region,
+                        llvm::ArrayRef<int64_t> newGlobalShape,
+                        DType newDType) {
+  key.assign(newKey.data(), newKey.size());
+  globalOffset.resize(region.rank());
+  localShape.resize(region.rank());
+  for (size_t i = 0; i < region.rank(); ++i) {
+    globalOffset[i] = region.dim(i).begin;
+    localShape[i] = region.dim(i).size();
+  }
+  globalShape.assign(newGlobalShape.begin(), newGlobalShape.end());
+  dtype = newDType;
+}
 
 void appendTensorDescJson(std::string &out, const TensorDesc &desc) {
   out += "{\"key\": ";
@@ -67,15 +93,16 @@ MappingsJsonWriter::MappingsJsonWriter(std::ostream &os) : os_(os) {
   os_ << "{\"mappings\": [";
 }
 
-void MappingsJsonWriter::write(const Mapping &mapping) {
+void MappingsJsonWriter::write(const TensorDesc &query,
+                               llvm::ArrayRef<MappingEntry> entries) {
   buffer_.clear();
   buffer_ += first_ ? "\n" : ",\n";
   first_ = false;
   buffer_ += " {\"query\": ";
-  appendTensorDescJson(buffer_, mapping.query);
+  appendTensorDescJson(buffer_, query);
   buffer_ += ",\n  \"entries\": [";
-  for (size_t i = 0; i < mapping.entries.size(); ++i) {
-    const MappingEntry &entry = mapping.entries[i];
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const MappingEntry &entry = entries[i];
     buffer_ += i ? ",\n   " : "\n   ";
     buffer_ += "{\"target\": ";
     appendTensorDescJson(buffer_, entry.target);

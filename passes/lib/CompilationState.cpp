@@ -17,6 +17,28 @@ InFlightDiagnostic reportAt(CompilationState &state, const Statement &statement,
   return d;
 }
 
+InFlightDiagnostic reportAtOp(CompilationState &state, size_t op,
+                              const std::string &name, std::string message) {
+  if (op >= state.ops.size())
+    return state.diags.error(SourceLocation{}, std::move(message));
+  const Op &producer = state.ops[op];
+  SourceLocation at = producer.location;
+  for (size_t i = 0; i < producer.results.size(); ++i)
+    if (!producer.results[i].temporary && producer.results[i].text == name &&
+        i < producer.resultLocations.size())
+      at = producer.resultLocations[i];
+  return reportAt(state, state.program.statements[producer.statement], at,
+                  std::move(message));
+}
+
+std::string spellCast(const CompilationState &state, DType to, DType from) {
+  if (!state.program.reverse)
+    return "dtype='" + std::string(dtypeName(to)) + "'";
+  // --reverse runs statements backwards and casts to src_dtype.
+  return "src_dtype='" + std::string(dtypeName(to)) + "', dst_dtype='" +
+         std::string(dtypeName(from)) + "'";
+}
+
 namespace {
 
 /// `aoa_statements[3]:1:1: ` (JSON) or `12:1: ` (.aoa): where a line of a

@@ -7,21 +7,27 @@
 
 namespace aoa {
 
-KeySpace::KeySpace(const ShardMetadata &metadata, std::string sideName)
-    : metadata_(&metadata), sideName_(std::move(sideName)) {
+KeySpace::KeySpace(const ShardMetadata &metadata, std::string sideName,
+                   std::string path)
+    : metadata_(&metadata), sideName_(std::move(sideName)),
+      path_(std::move(path)) {
+  // The sets hold views of the metadata's interned keys (a model key is a
+  // prefix of its stored key), so lookups never copy a string.
+  size_t count = metadata.tensorCount();
+  nameSet_.reserve(2 * count);
+  modelKeySet_.reserve(count);
   for (TensorId id : metadata.tensorIdsByKey()) {
     std::string_view key = metadata.tensor(id).key();
     std::string_view model = splitOptimizerSuffix(key).first;
-    names_.emplace_back(key);
-    if (modelKeySet_.insert(std::string(model)).second) {
+    nameSet_.insert(key);
+    if (modelKeySet_.insert(model).second) {
       modelKeys_.emplace_back(model);
-      names_.emplace_back(model);
+      nameSet_.insert(model);
     }
   }
   std::sort(modelKeys_.begin(), modelKeys_.end());
+  names_.assign(nameSet_.begin(), nameSet_.end());
   std::sort(names_.begin(), names_.end());
-  names_.erase(std::unique(names_.begin(), names_.end()), names_.end());
-  nameSet_.insert(names_.begin(), names_.end());
 }
 
 bool KeySpace::isStoredKey(std::string_view key) const {

@@ -97,9 +97,9 @@ private:
               "destination key '" + name.text +
                   "' is written by two statements")
             .note(first.location, "first written here")
-            .hint("each destination region takes exactly one source; in "
-                  "reverse mode a statement reading one name twice (a "
-                  "fan-out) becomes two writers");
+            .hint("each destination region takes exactly one source; under "
+                  "--reverse, two statements reading one name (a fan-out) "
+                  "become two writers of it");
       }
       df_.outputs[name.text] = value;
     }
@@ -184,9 +184,16 @@ private:
     std::optional<uint32_t> id =
         name.temporary ? std::nullopt : inputFor(name.text);
     if (!id) {
-      error(op, op.operandLocations[0],
-            "cannot remove '" + printValueName(name) +
-                "': it is not a key of the source metadata");
+      auto d = error(op, op.operandLocations[0],
+                     "cannot remove '" + printValueName(name) +
+                         "': it is not a key of the source metadata");
+      if (state_.program.reverse)
+        d.note("--reverse turns `_ -> " + printValueName(name) +
+               "` (add) into a removal of it from the source (--src)");
+      std::string suggestion =
+          closestSpelling(name.text, state_.source.names());
+      if (!suggestion.empty())
+        d.hint("did you mean '" + suggestion + "'?");
       return;
     }
     df_.inputs[*id].removed = true;
@@ -222,8 +229,9 @@ private:
                   printValueName(op.operands[0]) + "' (" +
                   printTensorType(first) + ")")
             .hint(t.dtype != first.dtype
-                      ? "cast one of them first: `a -> a, dtype='" +
-                            std::string(dtypeName(first.dtype)) + "'`"
+                      ? "cast it first: `" + printValueName(op.operands[i]) +
+                            " -> " + printValueName(op.operands[i]) + ", " +
+                            spellCast(state_, first.dtype, t.dtype) + "`"
                       : "concatenated tensors agree in every dimension but "
                         "the axis");
         return false;

@@ -17,6 +17,7 @@
 
 #include "aoa/ir/OptimizerState.h"
 #include "aoa/passes/CompilationState.h"
+#include "ErrorBudget.h"
 
 #include <algorithm>
 #include <ostream>
@@ -25,26 +26,6 @@
 namespace aoa {
 
 namespace {
-
-/// Stops a check from printing thousands of errors for one systematic
-/// mistake (e.g. every layer of a model).
-class ErrorBudget {
-public:
-  explicit ErrorBudget(DiagnosticEngine &diags, unsigned limit = 20)
-      : diags_(diags), limit_(limit) {}
-  bool allow() { return ++count_ <= limit_; }
-  ~ErrorBudget() {
-    if (count_ > limit_)
-      diags_.error(SourceLocation{},
-                   std::to_string(count_ - limit_) +
-                       " more errors of the kinds above are not shown");
-  }
-
-private:
-  DiagnosticEngine &diags_;
-  unsigned limit_;
-  unsigned count_ = 0;
-};
 
 class OutputResolver {
 public:
@@ -60,19 +41,37 @@ public:
     } else {
       deriveLeaves();
     }
-    for (const TensorDesc &query : state_.queries)
-      if (!df_.targets.count(query.key))
-        df_.targets.emplace(query.key, bind(query.key));
+    for (size_t i = 0; i < state_.queries.size() && state_.hasQueryFile; ++i)
+      checkQueryKey(i);
+  }
+
+  SourceLocation queryLocation(size_t i) const {
+    return i < state_.queryLocations.size() ? state_.queryLocations[i]
+                                            : SourceLocation{};
+  }
+
+  /// A query names a destination key, or without a destination layout one
+  /// of the derived outputs (reference: "not in the output_vars").
+  void checkQueryKey(size_t i) {
+    const std::string &key = state_.queries[i].key;
+    if (df_.targets.count(key))
+      return;
+    auto d = state_.diags.error(
+        queryLocation(i),
+        "queries[" + std::to_string(i) + "]: '" + key + "' is " +
+            (state_.destination.present()
+                 ? "not a key of " + state_.destination.describe()
+                 : "not an output; without --dst the outputs are the names "
+                   "no statement reads, and their optimizer states"));
+    std::vector<std::string> known;
+    for (const auto &target : df_.targets)
+      known.push_back(target.first);
+    std::string suggestion = closestSpelling(key, known);
+    if (!suggestion.empty())
+      d.hint("did you mean '" + suggestion + "'?");
   }
 
 private:
-  InFlightDiagnostic errorAtProducer(size_t producer, std::string message) {
-    if (producer == kNoOp)
-      return state_.diags.error(SourceLocation{}, std::move(message));
-    const Op &op = state_.ops[producer];
-    return reportAt(state_, state_.program.statements[op.statement],
-                    op.location, std::move(message));
-  }
 
   TargetBinding bind(const std::string &key) {
     TargetBinding binding;
@@ -101,9 +100,10 @@ private:
       if (budget_.allow())
         state_.diags
             .error(SourceLocation{},
-                   "destination key '" + key +
-                       "' is not in the source checkpoint and no statement "
-                       "writes it")
+                   "destination key '" + key + "' of " +
+                       state_.destination.describe() + " is not in " +
+                       state_.source.describe() +
+                       " and no statement writes it")
             .hint("if the model has it but the checkpoint does not, add `_ -> " +
                   std::string(model) + "` to leave it as initialized");
       return binding;
@@ -130,12 +130,12 @@ private:
     if (type.shape != shape) {
       if (!budget_.allow())
         return;
-      auto d = errorAtProducer(
-          binding.producer,
+      auto d = reportAtOp(
+          state_, binding.producer, key,
           "destination key '" + key + "' has shape " + formatShape(shape) +
               " but " +
               (binding.kind == TargetBinding::Kind::Identity
-                   ? std::string("the same-named source key has shape ")
+                   ? "the same-named key of " + state_.source.describe() + " has shape "
                    : std::string("this statement produces shape ")) +
               formatShape(type.shape));
       d.hint(binding.kind == TargetBinding::Kind::Identity
@@ -150,15 +150,21 @@ private:
     bool modelWeight = binding.suffix.empty() &&
                        splitOptimizerSuffix(key).second.empty();
     if (modelWeight && type.dtype != tensor.dtype() && budget_.allow())
-      errorAtProducer(binding.producer,
+      reportAtOp(state_, binding.producer, key,
                       "destination key '" + key + "' is " +
                           std::string(dtypeName(tensor.dtype())) + " but " +
                           (binding.kind == TargetBinding::Kind::Identity
-                               ? std::string("the same-named source key is ")
+                               ? "the same-named key of " + state_.source.describe() + " is "
                                : std::string("this statement produces ")) +
                           std::string(dtypeName(type.dtype)))
-          .hint("cast it: `" + key + " -> " + key + ", dtype='" +
-                std::string(dtypeName(tensor.dtype())) + "'`");
+          .hint("cast it: `" + key + " -> " + key + ", " +
+                spellCast(state_, tensor.dtype(), type.dtype) + "`");
+  }
+
+  /// A whole output is a target, unless a query file picks the targets.
+  void addDerivedQuery(TensorDesc query) {
+    if (!state_.hasQueryFile)
+      state_.queries.push_back(std::move(query));
   }
 
   /// Without a destination: the dataflow's leaves and their states.
@@ -194,7 +200,7 @@ private:
       const TensorType &type = binding.view->type;
       std::vector<int64_t> zeros(type.shape.size(), 0);
       if (source.find(leaf) || binding.kind == TargetBinding::Kind::Assigned)
-        state_.queries.push_back(
+        addDerivedQuery(
             TensorDesc{leaf, zeros, type.shape, type.shape, type.dtype});
       for (std::string_view suffix : kOptimizerSuffixes)
         if (!leaves.count(leaf + std::string(suffix))) // explicit ones win
@@ -226,7 +232,7 @@ private:
     if (isBetaPowSuffix(suffix))
       shape.assign(first->globalShape().begin(), first->globalShape().end());
     std::vector<int64_t> zeros(shape.size(), 0);
-    state_.queries.push_back(
+    addDerivedQuery(
         TensorDesc{leaf + suffix, zeros, shape, shape, first->dtype()});
     df_.targets.emplace(leaf + suffix, std::move(stateBinding));
   }

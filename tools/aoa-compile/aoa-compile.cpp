@@ -67,7 +67,9 @@ static cl::opt<std::string> queriesPath(
     cl::value_desc("file"), cl::cat(category));
 
 static cl::list<std::string> printAfter(
-    "print-after", cl::desc("Print the state after the named pass"),
+    "print-after",
+    cl::desc("Print the state after the named pass (to stderr with "
+             "--emit=mappings)"),
     cl::value_desc("pass"), cl::CommaSeparated, cl::cat(category));
 
 static cl::opt<bool> printAfterAll("print-after-all",

@@ -3,7 +3,8 @@
 // Outputs appear whole or not at all: text goes to a temporary file in the
 // destination's directory, and only commit() makes it the output (fsync,
 // rename). Output to standard output ("-") is held in memory until commit, so
-// a failed run prints nothing there either.
+// a failed run prints nothing there either, up to 64 MiB: beyond that it
+// streams (a failure then leaves printed text, and the exit code says so).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_DRIVER_OUTPUTFILE_H
@@ -13,7 +14,6 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 
 namespace aoa {
@@ -44,7 +44,9 @@ private:
   std::string path_;
   std::string temporary_;
   std::ostream *stdout_ = nullptr;
-  std::ostringstream memory_;
+  /// Holds standard output until commit or until it grows too large.
+  std::unique_ptr<std::streambuf> spill_;
+  std::unique_ptr<std::ostream> spillStream_;
   std::unique_ptr<std::ofstream> file_;
   bool done_ = false;
 };

@@ -22,14 +22,18 @@
 
 namespace aoa {
 
-std::optional<std::vector<TensorDesc>> loadQueries(const std::string &path,
-                                                   SourceManager &sources,
-                                                   DiagnosticEngine &diags);
+/// Reads and checks the query file; `locations`, when given, receives where
+/// each query is written (for diagnostics about it later).
+std::optional<std::vector<TensorDesc>>
+loadQueries(const std::string &path, SourceManager &sources,
+            DiagnosticEngine &diags,
+            std::vector<SourceLocation> *locations = nullptr);
 
 /// As loadQueries, for text already in memory.
 std::optional<std::vector<TensorDesc>>
 loadQueriesText(const std::string &path, std::string text,
-                SourceManager &sources, DiagnosticEngine &diags);
+                SourceManager &sources, DiagnosticEngine &diags,
+                std::vector<SourceLocation> *locations = nullptr);
 
 } // namespace aoa
 

@@ -11,9 +11,12 @@
 #include "aoa/ir/Box.h"
 #include "aoa/ir/DType.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace aoa {
@@ -27,6 +30,10 @@ struct TensorDesc {
   DType dtype = DType::F32;
 
   Box box() const { return Box(globalOffset, localShape); }
+  /// Sets every field, reusing this object's memory (answers are produced
+  /// by the million).
+  void assign(std::string_view newKey, const Box &region,
+              llvm::ArrayRef<int64_t> newGlobalShape, DType newDType);
 };
 
 struct MappingEntry {
@@ -52,7 +59,8 @@ void appendTensorDescJson(std::string &out, const TensorDesc &desc);
 class MappingsJsonWriter {
 public:
   explicit MappingsJsonWriter(std::ostream &os);
-  void write(const Mapping &mapping);
+  void write(const TensorDesc &query, llvm::ArrayRef<MappingEntry> entries);
+  void write(const Mapping &mapping) { write(mapping.query, mapping.entries); }
   /// Closes the document; called by the destructor if not called before.
   void finish();
   ~MappingsJsonWriter();

@@ -36,10 +36,14 @@ struct CompilationState {
   /// Targets to answer (`--queries`); empty means every destination shard.
   std::vector<TensorDesc> queries;
   bool hasQueryFile = false;
+  /// Where each query of the file is written.
+  std::vector<SourceLocation> queryLocations;
   /// Receives every answer of find-shard-sources in order (--emit=mappings
   /// streams them to the output); answers are not kept, so memory does not
   /// grow with the number of destination shards.
-  std::function<void(const Mapping &)> mappingSink;
+  std::function<void(const TensorDesc &query,
+                     llvm::ArrayRef<MappingEntry> entries)>
+      mappingSink;
   /// What find-shard-sources answered: queries and entries.
   size_t answeredQueries = 0;
   size_t answeredEntries = 0;
@@ -59,6 +63,17 @@ struct CompilationState {
 /// expansions that produced it (Paddle's "AOA traceback").
 InFlightDiagnostic reportAt(CompilationState &state, const Statement &statement,
                             SourceLocation location, std::string message);
+
+/// Reports a diagnostic at op `op`'s statement (its expansion chain as
+/// notes), pointing at the result named `name` when there is one; an op of
+/// kNoOp (an identity load) reports without a location.
+InFlightDiagnostic reportAtOp(CompilationState &state, size_t op,
+                              const std::string &name, std::string message);
+
+/// The attributes that cast a value of dtype `from` to `to`, as a statement
+/// in the current direction would write them: `dtype='to'`, or under
+/// --reverse `src_dtype='to', dst_dtype='from'`.
+std::string spellCast(const CompilationState &state, DType to, DType from);
 
 /// Prints the statements one per line with their locations (--emit=expanded
 /// and --print-after of the macro passes).

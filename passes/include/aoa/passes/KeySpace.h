@@ -22,11 +22,17 @@ class KeySpace {
 public:
   /// An absent side (no destination layout given).
   KeySpace() = default;
-  KeySpace(const ShardMetadata &metadata, std::string sideName);
+  /// `path` names the metadata file in messages.
+  KeySpace(const ShardMetadata &metadata, std::string sideName,
+           std::string path = "");
 
   bool present() const { return metadata_ != nullptr; }
   /// "source" or "destination", for messages.
   const std::string &sideName() const { return sideName_; }
+  /// "the destination layout 'dst.json'", for messages.
+  std::string describe() const {
+    return "the " + sideName_ + (path_.empty() ? "" : " '" + path_ + "'");
+  }
   const ShardMetadata *metadata() const { return metadata_; }
 
   /// Every name a statement may use for this side, sorted: the model keys
@@ -35,10 +41,10 @@ public:
   /// Model keys only, sorted.
   const std::vector<std::string> &modelKeys() const { return modelKeys_; }
   bool contains(std::string_view name) const {
-    return nameSet_.count(std::string(name)) != 0;
+    return nameSet_.count(name) != 0;
   }
   bool isModelKey(std::string_view name) const {
-    return modelKeySet_.count(std::string(name)) != 0;
+    return modelKeySet_.count(name) != 0;
   }
   bool isStoredKey(std::string_view key) const;
 
@@ -56,10 +62,12 @@ private:
 
   const ShardMetadata *metadata_ = nullptr;
   std::string sideName_;
+  std::string path_;
   std::vector<std::string> names_;
   std::vector<std::string> modelKeys_;
-  std::unordered_set<std::string> nameSet_;
-  std::unordered_set<std::string> modelKeySet_;
+  /// Views of the metadata's interned keys.
+  std::unordered_set<std::string_view> nameSet_;
+  std::unordered_set<std::string_view> modelKeySet_;
 };
 
 } // namespace aoa
