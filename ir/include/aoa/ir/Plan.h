@@ -1,0 +1,140 @@
+//===- Plan.h - The transfer program ----------------------------*- C++ -*-===//
+//
+// The compiler's product and the runtime's only input (DESIGN.md §2.4): the
+// files and stored tensors a conversion touches, and for every rank an
+// ordered program of rounds. docs/plan-format.md specifies the text form.
+//
+// Coordinates. A region is a Box in the global coordinates of a checkpoint
+// key (the key's whole tensor), never in a shard's local frame: a stored
+// tensor knows which box of its key it holds and, for a flattened shard, which
+// elements of that box's row-major flattening it stores, so the runtime finds
+// the bytes of any region inside it. Buffers are dense row-major arrays of one
+// region.
+//
+// Rounds. Within a round a rank first reads, then exchanges (all its sends
+// and receives of the round are posted together, and every receive has its
+// send in the same round, so no round can deadlock), then transforms, then
+// writes. Buffers live for one round; a round's buffers on a rank fit the
+// plan's memory budget (unless one indivisible transfer is larger, which the
+// summary reports).
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_IR_PLAN_H
+#define AOA_IR_PLAN_H
+
+#include "aoa/ir/Box.h"
+#include "aoa/ir/DType.h"
+#include "aoa/ir/Permutation.h"
+#include "aoa/ir/ShardMetadata.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace aoa {
+namespace plan {
+
+constexpr int kFormatVersion = 1;
+
+struct File {
+  std::string path; ///< relative to --src-dir or --dst-dir
+  uint32_t rank = 0; ///< the rank that reads (source) or writes (destination) it
+};
+
+/// A tensor stored in a safetensors file.
+struct StoredTensor {
+  uint32_t file = 0;  ///< into Plan::sourceFiles or Plan::destinationFiles
+  std::string name;   ///< its name inside the file
+  std::string key;    ///< the checkpoint key it is a shard of
+  DType dtype = DType::F32;
+  std::vector<int64_t> globalShape; ///< of the key
+  Box box;                          ///< the region of the key it holds
+  /// Stored 1-D: elements [begin, end) of the row-major flattening of `box`.
+  std::optional<FlatElementRange> flat;
+
+  /// The shape stored in the file: box.shape(), or [end - begin].
+  std::vector<int64_t> storedShape() const;
+  int64_t storedElements() const;
+};
+
+/// One step of a transform, applied in order (Paddle's postprocess list).
+struct TransformStep {
+  enum class Kind { Permute, Cast, Reshape, Flatten };
+  Kind kind = Kind::Permute;
+  Permutation permutation;        ///< Permute
+  DType dtype = DType::F32;        ///< Cast
+  std::vector<int64_t> canonical; ///< Reshape, Flatten
+  /// Paddle's spelling: "[1, 0]", "float16", "reshape:[4, 2, 3]".
+  std::string text() const;
+};
+
+/// A round-local dense buffer: `shape` elements of `dtype`.
+struct BufferDecl {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  int64_t bytes() const;
+};
+
+enum class Opcode { Read, Send, Recv, Copy, Write };
+
+struct Instruction {
+  Opcode opcode = Opcode::Read;
+  /// Read: the buffer filled from source tensor `tensor`, region `region`.
+  /// Copy: the output buffer. Write: the buffer written.
+  uint32_t buffer = 0;
+  /// Copy: the input buffer.
+  uint32_t input = 0;
+  /// Read: into Plan::sourceTensors; Write: into Plan::destinationTensors.
+  uint32_t tensor = 0;
+  /// Read, Write: the region of the tensor's key.
+  Box region;
+  /// Send, Recv: the other rank and the buffers packed, in order, into one
+  /// message.
+  uint32_t peer = 0;
+  std::vector<uint32_t> buffers;
+  /// Copy: applied to the input to give the output.
+  std::vector<TransformStep> transform;
+};
+
+struct Round {
+  /// Buffers by id; their memory is this round's footprint on the rank.
+  std::vector<BufferDecl> buffers;
+  /// Reads, then sends and receives, then copies, then writes.
+  std::vector<Instruction> instructions;
+  int64_t bufferBytes() const;
+};
+
+struct RankProgram {
+  std::vector<Round> rounds;
+};
+
+/// Per-rank totals, for the summary.
+struct RankCost {
+  int64_t bytesRead = 0;
+  int64_t bytesSent = 0;
+  int64_t bytesReceived = 0;
+  int64_t bytesWritten = 0;
+  int64_t peakBufferBytes = 0;
+  int64_t instructions = 0;
+};
+
+struct Plan {
+  uint32_t ranks = 0;
+  int64_t memoryBudget = 0;
+  std::vector<File> sourceFiles;
+  std::vector<File> destinationFiles;
+  std::vector<StoredTensor> sourceTensors;
+  std::vector<StoredTensor> destinationTensors;
+  /// Destination keys added by `_ -> key`: nothing is written for them.
+  std::vector<std::string> addedKeys;
+  /// One program per rank (all rounds, the same count on every rank).
+  std::vector<RankProgram> programs;
+
+  std::vector<RankCost> costs() const;
+};
+
+} // namespace plan
+} // namespace aoa
+
+#endif // AOA_IR_PLAN_H
