@@ -1,0 +1,107 @@
+//===- SafetensorsWriter.h - Writing a safetensors file ---------*- C++ -*-===//
+//
+// All tensors are declared up front (name, dtype, shape), so the header and
+// every tensor's place in the file are known before any data arrives; data is
+// then written by byte ranges, in any order, from any number of threads
+// (positioned writes into disjoint ranges).
+//
+// The layout is the official library's: tensors sorted by dtype alignment
+// (largest first), then by name, packed back to back after a header padded
+// to 8 bytes, so every tensor is aligned to its element size and the file is
+// byte-identical to what Python's safetensors.save_file would write.
+//
+// Atomicity: the file is written under a temporary name in the destination's
+// directory (".NAME.tmp.XXXXXX"). commit() checks that the data is complete,
+// fsyncs the file, renames it over the final name and fsyncs the directory.
+// A writer destroyed without a successful commit removes the temporary, so a
+// failed or interrupted run never leaves a partial file under the final name.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_RUNTIME_SAFETENSORSWRITER_H
+#define AOA_RUNTIME_SAFETENSORSWRITER_H
+
+#include "aoa/ir/DType.h"
+#include "aoa/runtime/Error.h"
+#include "aoa/runtime/FileDescriptor.h"
+#include "aoa/runtime/SafetensorsHeader.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aoa::runtime {
+
+struct TensorDeclaration {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+};
+
+struct SafetensorsWriterOptions {
+  /// Reserve the file's blocks when it is created, so that a full disk is
+  /// reported before any data is written rather than in the middle. Ignored
+  /// where the file system cannot reserve space.
+  bool reserveSpace = true;
+};
+
+class SafetensorsWriter {
+public:
+  /// Validates the declarations (unique, non-empty UTF-8 names other than
+  /// "__metadata__"; non-negative extents; sizes that fit in 64 bits), lays
+  /// the tensors out, creates the temporary file and writes the header.
+  static Expected<SafetensorsWriter>
+  create(std::string path, std::vector<TensorDeclaration> tensors,
+         SafetensorsMetadata metadata = {},
+         SafetensorsWriterOptions options = {});
+
+  SafetensorsWriter(SafetensorsWriter &&other) noexcept;
+  SafetensorsWriter &operator=(SafetensorsWriter &&) = delete;
+  SafetensorsWriter(const SafetensorsWriter &) = delete;
+  SafetensorsWriter &operator=(const SafetensorsWriter &) = delete;
+  /// Removes the temporary file unless commit() succeeded.
+  ~SafetensorsWriter();
+
+  /// The final name.
+  const std::string &path() const { return path_; }
+  /// Where the data is written until commit().
+  const std::string &temporaryPath() const { return temporaryPath_; }
+  /// The header as written, tensors in file order with their data offsets.
+  const SafetensorsHeader &header() const { return header_; }
+  /// The size the finished file will have.
+  uint64_t fileSize() const { return fileSize_; }
+
+  /// Writes bytes [offset, offset + size) of tensor `name`'s data. May be
+  /// called concurrently for disjoint ranges. After a failed write the file
+  /// cannot be committed.
+  Status write(std::string_view name, uint64_t offset, const void *data,
+               size_t size);
+  /// Writes the whole tensor; `size` must be its byte size.
+  Status writeTensor(std::string_view name, const void *data, size_t size);
+
+  /// Makes the file durable under its final name (see the file comment).
+  /// Fails, leaving no final file, when a write failed, when the data ends
+  /// before the last tensor does, or when the system reports an error.
+  Status commit();
+  bool isCommitted() const { return committed_; }
+
+private:
+  SafetensorsWriter() = default;
+  Error fail(std::string what, std::string hint) const;
+  void removeTemporary();
+
+  std::string path_;
+  std::string temporaryPath_;
+  FileDescriptor file_;
+  SafetensorsHeader header_;
+  uint64_t dataOffset_ = 0;
+  uint64_t fileSize_ = 0;
+  bool committed_ = false;
+  std::atomic<bool> writeFailed_{false};
+};
+
+} // namespace aoa::runtime
+
+#endif // AOA_RUNTIME_SAFETENSORSWRITER_H

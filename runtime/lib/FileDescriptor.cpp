@@ -1,0 +1,75 @@
+//===- FileDescriptor.cpp -------------------------------------------------===//
+#include "aoa/runtime/FileDescriptor.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <unistd.h>
+
+namespace aoa::runtime {
+
+FileDescriptor &FileDescriptor::operator=(FileDescriptor &&other) noexcept {
+  if (this != &other) {
+    close();
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+FileDescriptor::~FileDescriptor() { close(); }
+
+int FileDescriptor::close() {
+  if (fd_ < 0)
+    return 0;
+  // Linux frees the descriptor even when close fails (also on EINTR), so it
+  // must not be retried: it could close a descriptor another thread opened.
+  int result = ::close(std::exchange(fd_, -1));
+  return result == 0 ? 0 : errno;
+}
+
+namespace {
+// Linux transfers at most 0x7ffff000 bytes per call; asking for less keeps
+// every request within ssize_t on any platform.
+constexpr size_t kMaxChunk = size_t(1) << 30;
+
+/// The loop behind readAt and writeAt. `transfer` is one pread or pwrite;
+/// `errorAtZero` says what a call that moves nothing means (0: end of file).
+template <typename Byte, typename Transfer>
+TransferResult transferAll(Byte *buffer, size_t size, uint64_t offset,
+                           int errorAtZero, Transfer transfer) {
+  TransferResult result;
+  while (result.bytes < size) {
+    size_t chunk = std::min(size - result.bytes, kMaxChunk);
+    ssize_t n = transfer(buffer + result.bytes, chunk,
+                         static_cast<off_t>(offset + result.bytes));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      result.error = n < 0 ? errno : errorAtZero;
+      return result;
+    }
+    result.bytes += static_cast<size_t>(n);
+  }
+  return result;
+}
+
+} // namespace
+
+TransferResult readAt(int fd, void *buffer, size_t size, uint64_t offset) {
+  return transferAll(static_cast<unsigned char *>(buffer), size, offset,
+                     /*errorAtZero=*/0,
+                     [fd](unsigned char *at, size_t count, off_t position) {
+                       return ::pread(fd, at, count, position);
+                     });
+}
+
+TransferResult writeAt(int fd, const void *buffer, size_t size,
+                       uint64_t offset) {
+  return transferAll(
+      static_cast<const unsigned char *>(buffer), size, offset,
+      /*errorAtZero=*/ENOSPC,
+      [fd](const unsigned char *at, size_t count, off_t position) {
+        return ::pwrite(fd, at, count, position);
+      });
+}
+
+} // namespace aoa::runtime

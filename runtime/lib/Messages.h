@@ -1,0 +1,49 @@
+//===- Messages.h - Wording shared by runtime errors ------------*- C++ -*-===//
+//
+// Private to the runtime library: storage errors are phrased alike ("FILE:
+// tensor 'NAME': what is wrong"), and shapes and ranges are written alike in
+// every error.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_RUNTIME_LIB_MESSAGES_H
+#define AOA_RUNTIME_LIB_MESSAGES_H
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace aoa::runtime {
+
+/// The dtypes this runtime reads and writes, as the header spells them.
+inline constexpr const char *kSupportedDTypeList =
+    "F64, F32, F16, BF16, I64, I32, I16, I8, U8 and BOOL";
+
+/// The hint for failures the operating system reports (EIO and the like).
+inline constexpr const char *kSystemErrorHint =
+    "the operating system reported the failure; check the disk and the file "
+    "system (dmesg), then retry";
+
+/// "FILE: what".
+std::string storageMessage(std::string_view fileName, std::string_view what);
+
+/// 'name' with control characters shown as \xNN, so that a corrupt name
+/// cannot garble the terminal.
+std::string quoteName(std::string_view name);
+
+/// "[2, 3]" for any range of integers.
+template <typename Range> std::string formatExtents(const Range &values) {
+  std::string text = "[";
+  for (const auto &value : values)
+    text += (text.size() > 1 ? ", " : "") + std::to_string(value);
+  return text + "]";
+}
+
+/// Appends `byte` as two lowercase hex digits.
+void appendHexByte(std::string &out, unsigned char byte);
+
+/// "[begin, end)".
+std::string formatByteRange(uint64_t begin, uint64_t end);
+
+} // namespace aoa::runtime
+
+#endif // AOA_RUNTIME_LIB_MESSAGES_H

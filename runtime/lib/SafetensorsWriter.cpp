@@ -1,0 +1,381 @@
+//===- SafetensorsWriter.cpp ----------------------------------------------===//
+#include "aoa/runtime/SafetensorsWriter.h"
+
+#include "Messages.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <fcntl.h>
+#include <numeric>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace aoa::runtime {
+
+namespace {
+
+/// The official library sorts tensors by its Dtype enum (declared in
+/// increasing alignment), largest first, then by name. These are that enum's
+/// ordinals for the dtypes we support.
+int officialDTypeRank(DType dtype) {
+  switch (dtype) {
+  case DType::Bool:
+    return 0;
+  case DType::U8:
+    return 1;
+  case DType::I8:
+    return 2;
+  case DType::I16:
+    return 5;
+  case DType::F16:
+    return 7;
+  case DType::BF16:
+    return 8;
+  case DType::I32:
+    return 9;
+  case DType::F32:
+    return 11;
+  case DType::F64:
+    return 12;
+  case DType::I64:
+    return 13;
+  }
+  return 0;
+}
+
+bool isValidUtf8(std::string_view text) {
+  return simdjson::validate_utf8(text.data(), text.size());
+}
+
+const char *const kDeclarationHint =
+    "the plan declares the destination's tensors; recompile it, or check the "
+    "destination layout";
+
+/// The hint for a failed write or reservation, by cause.
+std::string writeFailureHint(int errnoValue) {
+  switch (errnoValue) {
+  case ENOSPC:
+    return "the file system is full; free space or write the destination "
+           "somewhere else";
+  case EDQUOT:
+    return "the disk quota is exhausted; free space or raise the quota";
+  case EFBIG:
+    return "the file is larger than the file-size limit (ulimit -f) or the "
+           "file system's largest file";
+  default:
+    return kSystemErrorHint;
+  }
+}
+
+/// The hint for a failed creation of the temporary file, by cause.
+std::string createFailureHint(int errnoValue) {
+  switch (errnoValue) {
+  case ENOENT:
+  case ENOTDIR:
+    return "the destination directory does not exist; create it first";
+  case EACCES:
+  case EPERM:
+    return "the destination directory is not writable by this user";
+  case EROFS:
+    return "the destination is on a read-only file system";
+  default:
+    return writeFailureHint(errnoValue);
+  }
+}
+
+/// A number that differs between processes, calls and attempts (O_EXCL
+/// catches the rare collision): the clock and the process id, mixed by
+/// splitmix64's finalizer.
+uint64_t temporarySuffix(int attempt) {
+  uint64_t x =
+      uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+      (uint64_t(::getpid()) << 40) ^ uint64_t(attempt);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+  return x ^ (x >> 31);
+}
+
+/// Splits a path into its directory ("." when there is none) and file name.
+std::pair<std::string, std::string> splitPath(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return {".", path};
+  return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
+/// Lays out the declared tensors in the official order; the first problem
+/// found in a declaration is returned.
+Expected<SafetensorsHeader> layoutTensors(const std::string &path,
+                                          std::vector<TensorDeclaration> decls,
+                                          SafetensorsMetadata metadata) {
+  auto fail = [&](const std::string &what) -> Error {
+    return {storageMessage(path, what), kDeclarationHint};
+  };
+  std::vector<size_t> order(decls.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    int rankA = officialDTypeRank(decls[a].dtype);
+    int rankB = officialDTypeRank(decls[b].dtype);
+    if (rankA != rankB)
+      return rankA > rankB;
+    return decls[a].name < decls[b].name;
+  });
+
+  SafetensorsHeader header;
+  uint64_t offset = 0;
+  for (size_t index : order) {
+    TensorDeclaration &decl = decls[index];
+    std::string tensor = "tensor " + quoteName(decl.name) + ": ";
+    if (decl.name.empty())
+      return fail("a tensor name is empty");
+    if (decl.name == "__metadata__")
+      return fail("a tensor cannot be called \"__metadata__\" (the header "
+                  "keeps that key for metadata)");
+    if (!isValidUtf8(decl.name))
+      return fail(tensor + "the name is not valid UTF-8");
+    uint64_t bytes = dtypeSize(decl.dtype);
+    for (int64_t extent : decl.shape) {
+      if (extent < 0)
+        return fail(tensor + "shape " + formatExtents(decl.shape) +
+                    " has a negative extent");
+      if (extent != 0 && bytes > UINT64_MAX / uint64_t(extent))
+        return fail(tensor + "shape " + formatExtents(decl.shape) +
+                    " is too large to address");
+      bytes *= uint64_t(extent);
+    }
+    if (bytes > UINT64_MAX - offset)
+      return fail(tensor + "the file would be too large to address");
+    SafetensorsTensor entry;
+    entry.name = std::move(decl.name);
+    entry.dtype = decl.dtype;
+    entry.shape = std::move(decl.shape);
+    entry.dataBegin = offset;
+    entry.dataEnd = offset + bytes;
+    offset += bytes;
+    std::string name = entry.name;
+    if (!header.addTensor(std::move(entry)))
+      return fail("tensor " + quoteName(name) + " is declared twice");
+  }
+
+  std::vector<std::string_view> keys;
+  for (const auto &[key, value] : metadata) {
+    if (!isValidUtf8(key) || !isValidUtf8(value))
+      return fail("metadata entry " + quoteName(key) + " is not valid UTF-8");
+    keys.push_back(key);
+  }
+  std::sort(keys.begin(), keys.end());
+  auto repeated = std::adjacent_find(keys.begin(), keys.end());
+  if (repeated != keys.end())
+    return fail("metadata key " + quoteName(*repeated) + " is given twice");
+  header.setMetadata(std::move(metadata));
+  return header;
+}
+
+} // namespace
+
+Expected<SafetensorsWriter> SafetensorsWriter::create(
+    std::string path, std::vector<TensorDeclaration> tensors,
+    SafetensorsMetadata metadata, SafetensorsWriterOptions options) {
+  SafetensorsWriter writer;
+  writer.path_ = std::move(path);
+  Expected<SafetensorsHeader> header =
+      layoutTensors(writer.path_, std::move(tensors), std::move(metadata));
+  if (!header)
+    return header.error();
+  writer.header_ = std::move(*header);
+  std::string headerText = serializeSafetensorsHeader(writer.header_);
+  writer.dataOffset_ = 8 + headerText.size();
+  if (writer.header_.dataSize() > UINT64_MAX - writer.dataOffset_)
+    return writer.fail("the file would be too large to address",
+                       kDeclarationHint);
+  writer.fileSize_ = writer.dataOffset_ + writer.header_.dataSize();
+
+  auto [directory, fileName] = splitPath(writer.path_);
+  if (fileName.empty())
+    return writer.fail("the path names a directory, not a file",
+                       "give the destination file's name");
+  // O_EXCL with a varying suffix: two writers never share a temporary, and
+  // the file gets the usual permissions (mkstemp would force 0600).
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    char suffix[16];
+    std::snprintf(suffix, sizeof(suffix), "%08x",
+                  unsigned(temporarySuffix(attempt)));
+    std::string candidate = directory + "/." + fileName + ".tmp." + suffix;
+    fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                0666);
+    if (fd >= 0) {
+      writer.temporaryPath_ = std::move(candidate);
+    } else if (errno != EEXIST) {
+      int error = errno;
+      return writer.fail("cannot create the temporary file " +
+                             quoteName(candidate) + ": " + errnoText(error),
+                         createFailureHint(error));
+    }
+  }
+  if (fd < 0)
+    return writer.fail("cannot find an unused temporary file name in " +
+                           quoteName(directory),
+                       "remove stale .*.tmp.* files from the directory");
+  writer.file_ = FileDescriptor(fd);
+
+  if (options.reserveSpace && writer.fileSize_ > 0 &&
+      ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0,
+                  static_cast<off_t>(writer.fileSize_)) != 0) {
+    int error = errno;
+    // Only a real shortage is an error; file systems that cannot reserve
+    // (EOPNOTSUPP and friends) are simply written without a reservation.
+    if (error == ENOSPC || error == EDQUOT || error == EFBIG)
+      return writer.fail("cannot reserve " + std::to_string(writer.fileSize_) +
+                             " bytes: " + errnoText(error),
+                         writeFailureHint(error));
+  }
+
+  std::string prefix =
+      encodeSafetensorsHeaderLength(headerText.size()) + headerText;
+  TransferResult written = writeAt(fd, prefix.data(), prefix.size(), 0);
+  if (written.error)
+    return writer.fail("writing the header to " +
+                           quoteName(writer.temporaryPath_) +
+                           " failed: " + errnoText(written.error),
+                       writeFailureHint(written.error));
+  return writer;
+}
+
+SafetensorsWriter::SafetensorsWriter(SafetensorsWriter &&other) noexcept
+    : path_(std::move(other.path_)),
+      temporaryPath_(std::exchange(other.temporaryPath_, std::string())),
+      file_(std::move(other.file_)), header_(std::move(other.header_)),
+      dataOffset_(other.dataOffset_), fileSize_(other.fileSize_),
+      committed_(other.committed_), writeFailed_(other.writeFailed_.load()) {}
+
+SafetensorsWriter::~SafetensorsWriter() { removeTemporary(); }
+
+void SafetensorsWriter::removeTemporary() {
+  if (committed_ || temporaryPath_.empty())
+    return;
+  file_.close();
+  ::unlink(temporaryPath_.c_str());
+  temporaryPath_.clear();
+}
+
+Error SafetensorsWriter::fail(std::string what, std::string hint) const {
+  return {storageMessage(path_, what), std::move(hint)};
+}
+
+Status SafetensorsWriter::write(std::string_view name, uint64_t offset,
+                                const void *data, size_t size) {
+  std::string tensorText = "tensor " + quoteName(name) + ": ";
+  if (committed_)
+    return fail(tensorText + "cannot write after the file was committed",
+                "write all data before commit()");
+  if (!file_.isOpen())
+    return fail(tensorText + "cannot write after a failed commit",
+                "create a new writer and write the data again");
+  const SafetensorsTensor *tensor = header_.find(name);
+  if (!tensor)
+    return fail(tensorText + "no such tensor was declared",
+                "declare every tensor when creating the writer");
+  if (offset > tensor->byteSize() || size > tensor->byteSize() - offset)
+    return fail(tensorText + "cannot write bytes " +
+                    formatByteRange(offset, offset + size) +
+                    ": the tensor holds " + std::to_string(tensor->byteSize()) +
+                    " bytes",
+                kDeclarationHint);
+  TransferResult written = writeAt(file_.get(), data, size,
+                                   dataOffset_ + tensor->dataBegin + offset);
+  if (written.error) {
+    writeFailed_ = true;
+    return fail(tensorText + "writing bytes " +
+                    formatByteRange(offset, offset + size) + " to " +
+                    quoteName(temporaryPath_) +
+                    " failed: " + errnoText(written.error),
+                writeFailureHint(written.error));
+  }
+  return Status();
+}
+
+Status SafetensorsWriter::writeTensor(std::string_view name, const void *data,
+                                      size_t size) {
+  const SafetensorsTensor *tensor = header_.find(name);
+  if (tensor && size != tensor->byteSize())
+    return fail("tensor " + quoteName(name) + ": " + std::to_string(size) +
+                    " bytes given for its " +
+                    std::to_string(tensor->byteSize()),
+                kDeclarationHint);
+  return write(name, 0, data, size);
+}
+
+Status SafetensorsWriter::commit() {
+  if (committed_)
+    return fail("the file was already committed", "commit a writer once");
+  if (!file_.isOpen())
+    return fail("the file cannot be committed after a failed commit",
+                "create a new writer and write the data again");
+  if (writeFailed_)
+    return fail("an earlier write failed, so the file is incomplete and is "
+                "not committed",
+                "fix the cause of the write error and run again");
+  struct stat status;
+  if (::fstat(file_.get(), &status) != 0)
+    return fail("cannot stat " + quoteName(temporaryPath_) + ": " +
+                    errnoText(errno),
+                kSystemErrorHint);
+  uint64_t size = static_cast<uint64_t>(status.st_size);
+  if (size < fileSize_) {
+    // The data stops early: name the first tensor that is cut short.
+    uint64_t written = size > dataOffset_ ? size - dataOffset_ : 0;
+    const SafetensorsTensor *cut = nullptr;
+    for (const SafetensorsTensor &tensor : header_.tensors())
+      if (tensor.dataEnd > written && tensor.byteSize() != 0) {
+        cut = &tensor;
+        break;
+      }
+    std::string what =
+        cut ? "tensor " + quoteName(cut->name) + " is incomplete: " : "";
+    return fail(what + "the data written ends at byte " + std::to_string(size) +
+                    " of " + std::to_string(fileSize_),
+                "write every tensor's data before commit()");
+  }
+  auto failSystem = [&](const std::string &what, int error) {
+    return fail(what + ": " + errnoText(error), writeFailureHint(error));
+  };
+  if (::fsync(file_.get()) != 0) {
+    // The kernel may have dropped the unwritten pages: a second fsync could
+    // succeed on lost data, so the file can never be committed now.
+    int error = errno;
+    writeFailed_ = true;
+    return failSystem(
+        "flushing " + quoteName(temporaryPath_) + " to disk failed", error);
+  }
+  if (int error = file_.close())
+    return failSystem("closing " + quoteName(temporaryPath_) + " failed",
+                      error);
+  if (::rename(temporaryPath_.c_str(), path_.c_str()) != 0)
+    return failSystem("renaming " + quoteName(temporaryPath_) +
+                          " to the final name failed",
+                      errno);
+  committed_ = true;
+  temporaryPath_.clear();
+
+  // The rename is durable only once the directory is.
+  std::string directory = splitPath(path_).first;
+  FileDescriptor directoryFile(
+      ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!directoryFile.isOpen())
+    return failSystem("the file is in place, but opening its directory to "
+                      "make the rename durable failed",
+                      errno);
+  // Some file systems cannot sync a directory (EINVAL); nothing is lost.
+  if (::fsync(directoryFile.get()) != 0 && errno != EINVAL)
+    return failSystem("the file is in place, but syncing its directory "
+                      "failed, so the rename may not survive a crash",
+                      errno);
+  return Status();
+}
+
+} // namespace aoa::runtime
