@@ -2,6 +2,8 @@
 #include "aoa/driver/CompileDriver.h"
 
 #include "aoa/driver/OutputFile.h"
+#include "aoa/codegen/PlanSummary.h"
+#include "aoa/codegen/PlanWriter.h"
 #include "aoa/frontend/ConfigLoader.h"
 #include "aoa/frontend/MetadataLoader.h"
 #include "aoa/frontend/Parser.h"
@@ -12,6 +14,8 @@
 #include "aoa/passes/Passes.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <ostream>
 #include <sstream>
 
@@ -20,8 +24,11 @@ namespace aoa {
 namespace {
 
 /// Emits the requested stage into `text`; false if a stage failed.
-bool runStages(const CompileOptions &options, SourceManager &sources,
+bool runStages(CompileOptions options, SourceManager &sources,
                DiagnosticEngine &diags, std::ostream &text, std::ostream &err) {
+  if (options.emit == EmitKind::Default)
+    options.emit = options.sourceMetadataPath.empty() ? EmitKind::Ast
+                                                      : EmitKind::Plan;
   std::optional<ConfigFile> config =
       loadConfigFile(options.configPath, sources, diags);
   if (!config)
@@ -77,9 +84,12 @@ bool runStages(const CompileOptions &options, SourceManager &sources,
     state.hasQueryFile = true;
   }
 
+  state.memoryBudget = options.memoryBudget;
   PipelineStage stage = options.emit == EmitKind::Expanded ? PipelineStage::Macros
                         : options.emit == EmitKind::Ir     ? PipelineStage::Ops
-                                                       : PipelineStage::ShardSources;
+                        : options.emit == EmitKind::Mappings
+                            ? PipelineStage::ShardSources
+                            : PipelineStage::Plan;
   PassManager pm;
   addPipeline(pm, stage);
   for (const std::string &pass : options.printAfter) {
@@ -109,6 +119,14 @@ bool runStages(const CompileOptions &options, SourceManager &sources,
     };
     return pm.run(state, instrumentation, err, err);
   }
+  if (stage == PipelineStage::Plan) {
+    // Dumps go to stderr, the plan to the output, the summary to stderr.
+    if (!pm.run(state, instrumentation, err, err))
+      return false;
+    writePlanText(state.plan, text);
+    printPlanSummary(state.plan, err, state.broadcastBytes);
+    return true;
+  }
   if (!pm.run(state, instrumentation, text, err))
     return false;
   if (stage == PipelineStage::Ops)
@@ -119,6 +137,33 @@ bool runStages(const CompileOptions &options, SourceManager &sources,
 }
 
 } // namespace
+
+std::optional<int64_t> parseByteSize(const std::string &text) {
+  size_t i = 0;
+  int64_t value = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    if (value > (INT64_MAX - 9) / 10)
+      return std::nullopt;
+    value = value * 10 + (text[i++] - '0');
+  }
+  if (i == 0)
+    return std::nullopt;
+  std::string unit = text.substr(i);
+  for (char &c : unit)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  static const char *const kUnits = "KMGT";
+  int shift = 0;
+  if (!unit.empty() && std::strchr(kUnits, unit[0])) {
+    shift = 10 * (static_cast<int>(std::strchr(kUnits, unit[0]) - kUnits) + 1);
+    unit.erase(0, 1);
+  }
+  if (!(unit.empty() || unit == "B" || (shift && unit == "IB")))
+    return std::nullopt;
+  if (value < 0 || value > (INT64_MAX >> shift))
+    return std::nullopt;
+  // 0: no budget.
+  return value == 0 ? INT64_MAX : value << shift;
+}
 
 int runCompile(const CompileOptions &options, std::ostream &out,
                std::ostream &err) {

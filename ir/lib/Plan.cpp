@@ -30,6 +30,106 @@ std::string TransformStep::text() const {
   return "";
 }
 
+namespace {
+
+/// Parses "[4, 2, 3]" (positive integers).
+std::optional<std::vector<int64_t>> parseShapeList(std::string_view text) {
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']')
+    return std::nullopt;
+  std::vector<int64_t> values;
+  std::string_view body = text.substr(1, text.size() - 2);
+  while (!body.empty()) {
+    size_t comma = body.find(',');
+    std::string_view item = body.substr(0, comma);
+    while (!item.empty() && item.front() == ' ')
+      item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ')
+      item.remove_suffix(1);
+    int64_t value = 0;
+    if (item.empty() || item.size() > 18)
+      return std::nullopt;
+    for (char c : item) {
+      if (c < '0' || c > '9')
+        return std::nullopt;
+      value = value * 10 + (c - '0');
+    }
+    if (value <= 0)
+      return std::nullopt;
+    values.push_back(value);
+    if (comma == std::string_view::npos)
+      break;
+    body.remove_prefix(comma + 1);
+  }
+  return values;
+}
+
+} // namespace
+
+std::optional<std::vector<TransformStep>>
+parseTransformSteps(const std::vector<std::string> &texts, size_t inputRank,
+                    std::string &why) {
+  std::vector<TransformStep> steps;
+  size_t rank = inputRank;
+  for (const std::string &text : texts) {
+    TransformStep step;
+    auto marker = [&](std::string_view prefix) {
+      return text.compare(0, prefix.size(), prefix) == 0;
+    };
+    if (!text.empty() && text.front() == '[') {
+      std::optional<Permutation> p = Permutation::parse(text, rank, &why);
+      if (!p)
+        return std::nullopt;
+      step.kind = TransformStep::Kind::Permute;
+      step.permutation = *p;
+    } else if (marker("reshape:") || marker("flatten:")) {
+      bool flatten = marker("flatten:");
+      std::optional<std::vector<int64_t>> canonical =
+          parseShapeList(std::string_view(text).substr(8));
+      if (!canonical || canonical->size() < 3 ||
+          rank != (flatten ? canonical->size() : 2)) {
+        why = "'" + text + "' does not apply to data of rank " +
+              std::to_string(rank);
+        return std::nullopt;
+      }
+      step.kind = flatten ? TransformStep::Kind::Flatten
+                          : TransformStep::Kind::Reshape;
+      step.canonical = *canonical;
+      rank = flatten ? 2 : canonical->size();
+    } else if (std::optional<DType> dtype = parseDTypeName(text)) {
+      step.kind = TransformStep::Kind::Cast;
+      step.dtype = *dtype;
+    } else {
+      why = "unknown transform '" + text + "'";
+      return std::nullopt;
+    }
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+DType dtypeAfter(const std::vector<TransformStep> &steps, DType dtype) {
+  for (const TransformStep &step : steps)
+    if (step.kind == TransformStep::Kind::Cast)
+      dtype = step.dtype;
+  return dtype;
+}
+
+bool keepsBoxes(const std::vector<TransformStep> &steps) {
+  return std::all_of(steps.begin(), steps.end(), [](const TransformStep &s) {
+    return s.kind == TransformStep::Kind::Permute ||
+           s.kind == TransformStep::Kind::Cast;
+  });
+}
+
+Permutation composedPermutation(const std::vector<TransformStep> &steps,
+                                size_t rank) {
+  Permutation p = Permutation::identity(rank);
+  for (const TransformStep &step : steps)
+    if (step.kind == TransformStep::Kind::Permute)
+      p = p.then(step.permutation);
+  return p;
+}
+
 int64_t BufferDecl::bytes() const {
   int64_t n = static_cast<int64_t>(dtypeSize(dtype));
   for (int64_t d : shape)

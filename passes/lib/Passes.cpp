@@ -1,6 +1,8 @@
 //===- Passes.cpp - The pipeline's pass lists ------------------------------===//
 #include "aoa/passes/Passes.h"
 
+#include <algorithm>
+
 namespace aoa {
 
 void addMacroPasses(PassManager &pm) {
@@ -23,15 +25,27 @@ void addPipeline(PassManager &pm, PipelineStage stage) {
   if (stage == PipelineStage::Ops)
     return;
   pm.add(createResolveOutputsPass());
-  pm.add(createFindShardSourcesPass());
+  if (stage == PipelineStage::ShardSources) {
+    pm.add(createFindShardSourcesPass());
+    return;
+  }
+  pm.add(createResolveShardSourcesPass());
+  pm.add(createVerifyPass());
+  pm.add(createSchedulePass());
 }
 
 std::vector<std::string> allPassNames() {
   PassManager pm;
   addPipeline(pm, PipelineStage::ShardSources);
+  PassManager planPasses;
+  addPipeline(planPasses, PipelineStage::Plan);
   std::vector<std::string> names;
   for (const std::unique_ptr<Pass> &pass : pm.passes())
     names.push_back(pass->name());
+  // The plan pipeline shares everything up to resolve-outputs.
+  for (const std::unique_ptr<Pass> &pass : planPasses.passes())
+    if (std::find(names.begin(), names.end(), pass->name()) == names.end())
+      names.push_back(pass->name());
   return names;
 }
 

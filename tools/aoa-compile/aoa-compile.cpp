@@ -8,6 +8,7 @@
 #include "llvm/Support/CommandLine.h"
 
 #include <cstdlib>
+#include <optional>
 #include <iostream>
 #include <unistd.h>
 
@@ -21,12 +22,14 @@ static cl::opt<std::string> configPath(
     cl::cat(category));
 
 static cl::opt<aoa::EmitKind> emit(
-    "emit", cl::desc("Stop after a stage and print it"),
-    cl::init(aoa::EmitKind::Ast),
+    "emit",
+    cl::desc("Stop after a stage and print it (default: plan with --src, "
+             "else ast)"),
+    cl::init(aoa::EmitKind::Default),
     cl::values(clEnumValN(aoa::EmitKind::Tokens, "tokens",
                           "the tokens of each statement, one statement a line"),
                clEnumValN(aoa::EmitKind::Ast, "ast",
-                          "the parsed statements, one a line (default)"),
+                          "the parsed statements, one a line"),
                clEnumValN(aoa::EmitKind::Expanded, "expanded",
                           "the statements after every macro pass (needs "
                           "--src)"),
@@ -36,7 +39,10 @@ static cl::opt<aoa::EmitKind> emit(
                clEnumValN(aoa::EmitKind::Mappings, "mappings",
                           "Paddle's find_shard_sources answer for every "
                           "destination shard or --queries target, as JSON "
-                          "(needs --src)")),
+                          "(needs --src)"),
+               clEnumValN(aoa::EmitKind::Plan, "plan",
+                          "the transfer program (docs/plan-format.md; needs "
+                          "--src and --dst); a cost summary goes to stderr")),
     cl::cat(category));
 
 static cl::opt<std::string> outputPath(
@@ -66,6 +72,12 @@ static cl::opt<std::string> queriesPath(
              "dtype}]}) instead of every destination shard"),
     cl::value_desc("file"), cl::cat(category));
 
+static cl::opt<std::string> memoryBudget(
+    "memory-budget",
+    cl::desc("Buffer memory each rank may use in one round of the plan, in "
+             "bytes or with a K/M/G suffix; 0 is no limit (default 1G)"),
+    cl::value_desc("size"), cl::init("1G"), cl::cat(category));
+
 static cl::list<std::string> printAfter(
     "print-after",
     cl::desc("Print the state after the named pass (to stderr with "
@@ -92,6 +104,14 @@ int main(int argc, char **argv) {
       "  file:line:col diagnostics; the exit code is 1 if there was any.\n");
 
   aoa::CompileOptions options;
+  std::optional<int64_t> budget = aoa::parseByteSize(memoryBudget);
+  if (!budget) {
+    errs() << "aoa-compile: error: --memory-budget='" << memoryBudget
+           << "' is not a size\nhint: write bytes or a number with K, M or G, "
+              "e.g. --memory-budget=512M\n";
+    return 1;
+  }
+  options.memoryBudget = *budget;
   options.configPath = configPath;
   options.emit = emit;
   options.outputPath = outputPath;

@@ -9,16 +9,19 @@
 #define AOA_DRIVER_COMPILEDRIVER_H
 
 #include <iosfwd>
+#include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 
 namespace aoa {
 
-enum class EmitKind { Tokens, Ast, Expanded, Ir, Mappings };
+enum class EmitKind { Default, Tokens, Ast, Expanded, Ir, Mappings, Plan };
 
 struct CompileOptions {
   std::string configPath;
-  EmitKind emit = EmitKind::Ast;
+  /// Default: the plan when source metadata is given, else the AST.
+  EmitKind emit = EmitKind::Default;
   /// Where emitted text goes; "-" is standard output.
   std::string outputPath = "-";
   /// Forces Paddle's aoa_config_reverse on, whatever the config says.
@@ -32,12 +35,18 @@ struct CompileOptions {
   /// Targets for --emit=mappings (`{"queries": [...]}`); empty: every
   /// destination shard.
   std::string queriesPath;
+  /// Buffer bytes each rank may use in one round of the plan.
+  int64_t memoryBudget = int64_t(1) << 30;
   /// Pass instrumentation: --print-after=NAME, --print-after-all,
   /// --time-passes (printed to `err`).
   std::set<std::string> printAfter;
   bool printAfterAll = false;
   bool timePasses = false;
 };
+
+/// Parses a byte count: digits with an optional K, M, G or T suffix (powers
+/// of 1024, an optional trailing "B" or "iB"); 0 means no limit (INT64_MAX).
+std::optional<int64_t> parseByteSize(const std::string &text);
 
 /// Runs the pipeline; diagnostics go to `err`, emitted text to `out` (or the
 /// output file). Returns the process exit code: 0 on success, 1 on errors.

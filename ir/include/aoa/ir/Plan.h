@@ -69,6 +69,26 @@ struct TransformStep {
   std::string text() const;
 };
 
+/// Parses a postprocess list ("[1, 0]", "float16", "reshape:[4, 2, 3]", …)
+/// applied to data of rank `inputRank`; nullopt with `why` set when an item
+/// is malformed or does not fit the rank it applies to.
+std::optional<std::vector<TransformStep>>
+parseTransformSteps(const std::vector<std::string> &texts, size_t inputRank,
+                    std::string &why);
+
+/// The dtype data of `dtype` has after `steps`.
+DType dtypeAfter(const std::vector<TransformStep> &steps, DType dtype);
+
+/// True when `steps` keep element positions up to a permutation of axes:
+/// permutations and casts, no reshape. Such a transform maps sub-boxes of
+/// its input to sub-boxes of its output, so it can be cut and merged.
+bool keepsBoxes(const std::vector<TransformStep> &steps);
+
+/// The composed permutation of steps that only permute (identity of `rank`
+/// when there are none).
+Permutation composedPermutation(const std::vector<TransformStep> &steps,
+                                size_t rank);
+
 /// A round-local dense buffer: `shape` elements of `dtype`.
 struct BufferDecl {
   DType dtype = DType::F32;

@@ -8,6 +8,7 @@
 #include "aoa/ir/Op.h"
 #include "aoa/passes/Dataflow.h"
 #include "aoa/passes/KeySpace.h"
+#include "aoa/passes/Transfer.h"
 #include "aoa/passes/VarMappingChain.h"
 
 #include <functional>
@@ -47,6 +48,18 @@ struct CompilationState {
   /// What find-shard-sources answered: queries and entries.
   size_t answeredQueries = 0;
   size_t answeredEntries = 0;
+
+  /// Buffer memory each rank may use in one round (--memory-budget).
+  int64_t memoryBudget = int64_t(1) << 30;
+  /// resolve-shard-sources: every piece of every destination shard bound
+  /// to a stored source shard; the plan's files and tensors.
+  std::vector<Transfer> transfers;
+  TransformTable transforms;
+  /// Bytes a broadcast-everything conversion would move: every destination
+  /// rank receiving every source tensor it needs, whole.
+  int64_t broadcastBytes = 0;
+  /// schedule: the transfer program.
+  plan::Plan plan;
 
   /// Statements are written in the load direction (checkpoint -> model). In
   /// reverse mode `--src` describes the model, so the names left of `->`

@@ -29,11 +29,17 @@ std::unique_ptr<Pass> createPropagateShapesPass();
 std::unique_ptr<Pass> createResolveOutputsPass();
 std::unique_ptr<Pass> createFindShardSourcesPass();
 
+// Transfer plans: stored sources, verification, rounds.
+std::unique_ptr<Pass> createResolveShardSourcesPass();
+std::unique_ptr<Pass> createVerifyPass();
+std::unique_ptr<Pass> createSchedulePass();
+
 /// How far the pipeline goes.
 enum class PipelineStage {
   Macros,       ///< the expanded statements (--emit=expanded)
   Ops,          ///< ops with result types (--emit=ir)
   ShardSources, ///< answers to every target (--emit=mappings)
+  Plan,         ///< the transfer program (--emit=plan)
 };
 
 /// Adds every pass up to `stage`, in order, to `pm`.

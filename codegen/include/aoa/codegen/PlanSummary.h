@@ -1,0 +1,33 @@
+//===- PlanSummary.h - What a plan will cost, before it runs ----*- C++ -*-===//
+//
+// A table for people (aoa-compile prints it before any byte moves): ranks,
+// rounds and instructions, and per rank the bytes read, sent, received and
+// written and the peak buffer memory of a round, with totals; the memory
+// budget, with the ranks whose peak exceeds it flagged (an indivisible
+// transfer larger than the budget); and what moving everything to everyone
+// would cost instead. Sizes are shown in KiB/MiB/GiB with exact byte counts.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_CODEGEN_PLANSUMMARY_H
+#define AOA_CODEGEN_PLANSUMMARY_H
+
+#include "aoa/ir/Plan.h"
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace aoa {
+
+/// Prints the summary. `broadcastBytes` is the network traffic of a
+/// broadcast-everything approach (every source byte sent to every other
+/// rank), for comparison; a negative value leaves that line out.
+void printPlanSummary(const plan::Plan &plan, std::ostream &os,
+                      int64_t broadcastBytes);
+
+/// `512 B`, `1.50 KiB`, `2.00 GiB`: binary units with two decimals.
+std::string formatByteSize(int64_t bytes);
+
+} // namespace aoa
+
+#endif // AOA_CODEGEN_PLANSUMMARY_H

@@ -1,0 +1,155 @@
+//===- PlanSummary.cpp
+//-----------------------------------------------------===//
+#include "aoa/codegen/PlanSummary.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace aoa {
+
+std::string formatByteSize(int64_t bytes) {
+  static const char *const kUnits[] = {"KiB", "MiB", "GiB",
+                                       "TiB", "PiB", "EiB"};
+  if (bytes < 1024 && bytes > -1024)
+    return std::to_string(bytes) + " B";
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  value /= 1024;
+  while ((value >= 1024 || value <= -1024) && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f %s", value, kUnits[unit]);
+  return text;
+}
+
+namespace {
+
+/// `1.50 MiB (1572864 B)`; just `512 B` below a KiB.
+std::string sizeCell(int64_t bytes) {
+  std::string human = formatByteSize(bytes);
+  if (bytes < 1024 && bytes > -1024)
+    return human;
+  return human + " (" + std::to_string(bytes) + " B)";
+}
+
+std::string plural(size_t n, const char *word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+/// A table whose columns are as wide as their widest cell; the first column
+/// is left-aligned, the others right-aligned.
+class Table {
+public:
+  void row(std::vector<std::string> cells) {
+    rows_.push_back(std::move(cells));
+  }
+
+  void print(std::ostream &os) const {
+    std::vector<size_t> widths;
+    for (const auto &cells : rows_) {
+      widths.resize(std::max(widths.size(), cells.size()), 0);
+      for (size_t c = 0; c < cells.size(); ++c)
+        widths[c] = std::max(widths[c], cells[c].size());
+    }
+    for (const auto &cells : rows_) {
+      std::string line;
+      for (size_t c = 0; c < cells.size(); ++c) {
+        std::string pad(widths[c] - cells[c].size(), ' ');
+        if (c == 0)
+          line += cells[c] + pad;
+        else
+          line += "  " + pad + cells[c];
+      }
+      while (!line.empty() && line.back() == ' ')
+        line.pop_back();
+      os << line << '\n';
+    }
+  }
+
+private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+} // namespace
+
+void printPlanSummary(const plan::Plan &plan, std::ostream &os,
+                      int64_t broadcastBytes) {
+  std::vector<plan::RankCost> costs = plan.costs();
+  size_t rounds = 0;
+  for (const plan::RankProgram &program : plan.programs)
+    rounds = std::max(rounds, program.rounds.size());
+  plan::RankCost total;
+  for (const plan::RankCost &c : costs) {
+    total.bytesRead += c.bytesRead;
+    total.bytesSent += c.bytesSent;
+    total.bytesReceived += c.bytesReceived;
+    total.bytesWritten += c.bytesWritten;
+    total.instructions += c.instructions;
+    total.peakBufferBytes = std::max(total.peakBufferBytes, c.peakBufferBytes);
+  }
+
+  os << "plan: " << plural(plan.ranks, "rank") << ", "
+     << plural(rounds, "round") << ", "
+     << plural(static_cast<size_t>(total.instructions), "instruction") << "\n";
+  os << "files: " << plural(plan.sourceFiles.size(), "source file") << " ("
+     << plural(plan.sourceTensors.size(), "tensor") << "), "
+     << plural(plan.destinationFiles.size(), "destination file") << " ("
+     << plural(plan.destinationTensors.size(), "tensor") << ")";
+  if (!plan.addedKeys.empty())
+    os << ", " << plural(plan.addedKeys.size(), "added key");
+  os << "\n";
+  bool budgeted = plan.memoryBudget > 0;
+  os << "memory budget: "
+     << (budgeted ? sizeCell(plan.memoryBudget) + " of buffers per rank"
+                  : std::string("none"))
+     << "\n\n";
+
+  Table table;
+  table.row({"rank", "instructions", "read", "sent", "received", "written",
+             "peak buffers"});
+  std::vector<size_t> overBudget;
+  for (size_t r = 0; r < costs.size(); ++r) {
+    const plan::RankCost &c = costs[r];
+    bool over = budgeted && c.peakBufferBytes > plan.memoryBudget;
+    if (over)
+      overBudget.push_back(r);
+    table.row({std::to_string(r), std::to_string(c.instructions),
+               sizeCell(c.bytesRead), sizeCell(c.bytesSent),
+               sizeCell(c.bytesReceived), sizeCell(c.bytesWritten),
+               sizeCell(c.peakBufferBytes) + (over ? " !" : "")});
+  }
+  table.row({"total", std::to_string(total.instructions),
+             sizeCell(total.bytesRead), sizeCell(total.bytesSent),
+             sizeCell(total.bytesReceived), sizeCell(total.bytesWritten),
+             "max " + sizeCell(total.peakBufferBytes)});
+  table.print(os);
+
+  if (!overBudget.empty()) {
+    os << "\n! the peak buffer memory of "
+       << (overBudget.size() == 1 ? "rank " : "ranks ");
+    for (size_t i = 0; i < overBudget.size(); ++i)
+      os << (i ? ", " : "") << overBudget[i];
+    os << " exceeds the memory budget of " << sizeCell(plan.memoryBudget)
+       << ": a transfer that cannot be split is larger than the budget\n";
+  }
+  if (broadcastBytes >= 0) {
+    os << "\nnetwork: this plan sends " << sizeCell(total.bytesSent)
+       << " between ranks; a broadcast-everything approach would move "
+       << broadcastBytes << " bytes (" << formatByteSize(broadcastBytes) << ")";
+    if (total.bytesSent > 0) {
+      char ratio[32];
+      std::snprintf(ratio, sizeof(ratio), "%.1fx",
+                    static_cast<double>(broadcastBytes) /
+                        static_cast<double>(total.bytesSent));
+      os << ", " << ratio << " as much";
+    }
+    os << "\n";
+  }
+}
+
+} // namespace aoa

@@ -1,0 +1,431 @@
+//===- ResolveShardSources.cpp - Bind pieces to stored source shards -------===//
+//
+// For every stored piece of every destination shard (a whole box, or the at
+// most 2*ndim-1 boxes of a flat range), asks find_shard_sources which source
+// regions fill it, and binds each source region to the stored source shards
+// that hold it (boxes, or the boxes of their flat ranges). Among replicas it
+// prefers one on the destination's own rank, and otherwise the one whose rank
+// has read the fewest bytes so far, so reads spread over ranks and files.
+//
+//===----------------------------------------------------------------------===//
+#include "aoa/passes/Passes.h"
+
+#include "aoa/ir/FlatRange.h"
+#include "ShardSourceFinder.h"
+
+#include <algorithm>
+#include <map>
+#include <ostream>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace aoa {
+
+uint32_t TransformTable::intern(const std::vector<plan::TransformStep> &steps) {
+  for (uint32_t i = 0; i < transforms.size(); ++i) {
+    const std::vector<plan::TransformStep> &t = transforms[i];
+    if (t.size() == steps.size() &&
+        std::equal(t.begin(), t.end(), steps.begin(),
+                   [](const plan::TransformStep &a,
+                      const plan::TransformStep &b) {
+                     return a.text() == b.text();
+                   }))
+      return i;
+  }
+  transforms.push_back(steps);
+  return static_cast<uint32_t>(transforms.size() - 1);
+}
+
+namespace {
+
+/// A region of a source key stored once or more (replicas): a shard's box,
+/// or one box of a shard's flat range.
+struct SourcePiece {
+  Box box;
+  std::vector<ShardId> replicas;
+};
+
+class Resolver {
+public:
+  explicit Resolver(CompilationState &state)
+      : state_(state), finder_(state), budget_(state.diags) {}
+
+  void run() {
+    state_.transfers.clear();
+    state_.transforms = TransformTable();
+    state_.plan = plan::Plan();
+    state_.broadcastBytes = 0;
+    const ShardMetadata &destination = *state_.destination.metadata();
+    uint32_t ranks = 0;
+    for (uint32_t id = 0; id < destination.shardCount(); ++id)
+      ranks = std::max(ranks, destination.shard(id).rank() + 1);
+    const ShardMetadata &source = *state_.source.metadata();
+    for (uint32_t id = 0; id < source.shardCount(); ++id)
+      ranks = std::max(ranks, source.shard(id).rank() + 1);
+    state_.plan.ranks = ranks;
+    state_.plan.memoryBudget = state_.memoryBudget;
+    checkFiles(source, "source");
+    checkFiles(destination, "destination");
+    readBytes_.assign(ranks, 0);
+
+    for (TensorId id : destination.tensorIdsByKey()) {
+      TensorRef tensor = destination.tensor(id);
+      auto binding = state_.dataflow.targets.find(std::string(tensor.key()));
+      if (binding == state_.dataflow.targets.end() ||
+          binding->second.kind == TargetBinding::Kind::Missing)
+        continue;
+      if (binding->second.kind == TargetBinding::Kind::Added) {
+        state_.plan.addedKeys.emplace_back(tensor.key());
+        continue;
+      }
+      for (ShardRef shard : tensor.shards())
+        resolveShard(tensor, shard);
+    }
+  }
+
+private:
+  uint32_t fileId(std::vector<plan::File> &files,
+                  std::unordered_map<std::string_view, uint32_t> &ids,
+                  std::string_view path, uint32_t rank) {
+    auto [it, inserted] =
+        ids.emplace(path, static_cast<uint32_t>(files.size()));
+    if (inserted) // checkFiles made sure a file has one rank
+      files.push_back(plan::File{std::string(path), rank});
+    return it->second;
+  }
+
+  /// Every file belongs to one rank, and names one tensor once.
+  void checkFiles(const ShardMetadata &metadata, const char *side) {
+    std::unordered_map<uint32_t, uint32_t> rankOfFile;
+    std::unordered_set<uint64_t> names;
+    for (uint32_t id = 0; id < metadata.shardCount(); ++id) {
+      ShardRef shard = metadata.shard(id);
+      auto [it, inserted] = rankOfFile.emplace(shard.fileId(), shard.rank());
+      if (!inserted && it->second != shard.rank() && budget_.allow()) {
+        state_.diags
+            .error(SourceLocation{},
+                   std::string(side) + " file '" + std::string(shard.file()) +
+                       "' belongs to rank " + std::to_string(it->second) +
+                       " and to rank " + std::to_string(shard.rank()))
+            .hint("every file is read or written by one rank; give the "
+                  "shards of different ranks different files");
+        it->second = shard.rank(); // report each change once
+      }
+      if (!names.insert(uint64_t(shard.fileId()) << 32 | shard.nameId())
+               .second &&
+          budget_.allow())
+        state_.diags
+            .error(SourceLocation{},
+                   std::string(side) + " file '" + std::string(shard.file()) +
+                       "' holds two tensors named '" +
+                       std::string(shard.name()) + "' (one of them of key '" +
+                       std::string(metadata.tensor(shard.tensorId()).key()) +
+                       "')")
+            .hint("give every shard stored in one file its own name");
+    }
+  }
+
+  static plan::StoredTensor storedTensor(TensorRef tensor, ShardRef shard,
+                                         uint32_t file) {
+    plan::StoredTensor t;
+    t.file = file;
+    t.name = std::string(shard.name());
+    t.key = std::string(tensor.key());
+    t.dtype = tensor.dtype();
+    t.globalShape.assign(tensor.globalShape().begin(),
+                         tensor.globalShape().end());
+    t.box = Box(shard.globalOffset(), shard.localShape());
+    if (std::optional<FlatElementRange> flat = shard.flatRange())
+      t.flat = *flat;
+    return t;
+  }
+
+  /// The boxes a stored shard holds whole: its box, or its flat range's.
+  static std::vector<FlatPiece> storedPieces(ShardRef shard) {
+    Box box(shard.globalOffset(), shard.localShape());
+    if (std::optional<FlatElementRange> flat = shard.flatRange())
+      return flatRangeToBoxes(box, flat->begin, flat->end);
+    return {FlatPiece{box, 0}};
+  }
+
+  /// The source key's stored pieces, replicas grouped (cached per key).
+  /// Empty when the key's stored shards overlap (reported once).
+  const std::vector<SourcePiece> &sourcePieces(TensorRef tensor) {
+    auto [it, inserted] = sourcePieces_.emplace(tensor.id(),
+                                                std::vector<SourcePiece>());
+    if (!inserted)
+      return it->second;
+    std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, size_t>
+        byBox;
+    for (ShardRef shard : tensor.shards())
+      for (const FlatPiece &piece : storedPieces(shard)) {
+        auto key = std::make_pair(piece.box.offsets(), piece.box.shape());
+        auto [slot, added] = byBox.emplace(key, it->second.size());
+        if (added)
+          it->second.push_back(SourcePiece{piece.box, {}});
+        it->second[slot->second].replicas.push_back(shard.id());
+      }
+    if (!checkDisjoint(tensor, it->second))
+      it->second.clear();
+    return it->second;
+  }
+
+  /// Pieces that are not replicas of each other must not overlap: a sweep
+  /// along the first axis compares only pieces whose rows meet.
+  bool checkDisjoint(TensorRef tensor, const std::vector<SourcePiece> &pieces) {
+    if (pieces.size() < 2 || pieces[0].box.rank() == 0)
+      return true;
+    std::vector<size_t> order(pieces.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return pieces[a].box.dim(0).begin < pieces[b].box.dim(0).begin;
+    });
+    std::vector<size_t> active;
+    for (size_t i : order) {
+      const Box &box = pieces[i].box;
+      active.erase(std::remove_if(active.begin(), active.end(),
+                                  [&](size_t j) {
+                                    return pieces[j].box.dim(0).end <=
+                                           box.dim(0).begin;
+                                  }),
+                   active.end());
+      for (size_t j : active)
+        if (std::optional<Box> common = intersect(box, pieces[j].box)) {
+          if (budget_.allow())
+            state_.diags
+                .error(SourceLocation{},
+                       "source key '" + std::string(tensor.key()) +
+                           "': stored shards overlap in " +
+                           common->toString() + " (in '" +
+                           std::string(state_.source.metadata()
+                                           ->shard(pieces[i].replicas[0])
+                                           .file()) +
+                           "' and '" +
+                           std::string(state_.source.metadata()
+                                           ->shard(pieces[j].replicas[0])
+                                           .file()) +
+                           "') without being replicas")
+                .hint("replicas have equal global_offset and local_shape; "
+                      "other shards of a key must not overlap");
+          return false;
+        }
+      active.push_back(i);
+    }
+    return true;
+  }
+
+  /// The replica to read: one on `destinationRank` if any, else the one on
+  /// the rank that has read the least so far.
+  ShardId chooseReplica(const SourcePiece &piece, uint32_t destinationRank) {
+    const ShardMetadata &source = *state_.source.metadata();
+    ShardId best = piece.replicas[0];
+    for (ShardId id : piece.replicas) {
+      uint32_t rank = source.shard(id).rank();
+      if (rank == destinationRank)
+        return id;
+      if (readBytes_[rank] < readBytes_[source.shard(best).rank()])
+        best = id;
+    }
+    return best;
+  }
+
+  uint32_t planSourceTensor(ShardId id) {
+    auto [it, inserted] = sourceTensorIds_.emplace(
+        id, static_cast<uint32_t>(state_.plan.sourceTensors.size()));
+    if (inserted) {
+      const ShardMetadata &source = *state_.source.metadata();
+      ShardRef shard = source.shard(id);
+      uint32_t file = fileId(state_.plan.sourceFiles, sourceFileIds_,
+                             shard.file(), shard.rank());
+      state_.plan.sourceTensors.push_back(
+          storedTensor(source.tensor(shard.tensorId()), shard, file));
+    }
+    return it->second;
+  }
+
+  void resolveShard(TensorRef tensor, ShardRef shard) {
+    uint32_t file = fileId(state_.plan.destinationFiles, destinationFileIds_,
+                           shard.file(), shard.rank());
+    uint32_t destinationTensor =
+        static_cast<uint32_t>(state_.plan.destinationTensors.size());
+    state_.plan.destinationTensors.push_back(storedTensor(tensor, shard, file));
+    TensorDesc query;
+    for (const FlatPiece &piece : storedPieces(shard)) {
+      query.assign(tensor.key(), piece.box, tensor.globalShape(),
+                   tensor.dtype());
+      if (!finder_.answer(query))
+        continue;
+      for (const MappingEntry &entry : finder_.entries())
+        bindEntry(entry, destinationTensor, shard.rank());
+    }
+  }
+
+  /// The transform of an entry, parsed once per distinct postprocess list
+  /// (a conversion has a handful).
+  std::optional<uint32_t> transformOf(const MappingEntry &entry,
+                                      size_t sourceRank, DType sourceType) {
+    for (const CachedTransform &c : transformCache_)
+      if (c.sourceRank == sourceRank && c.sourceType == sourceType &&
+          c.targetType == entry.target.dtype &&
+          c.postprocess == entry.postprocess)
+        return c.id;
+    std::string why;
+    std::optional<std::vector<plan::TransformStep>> steps =
+        plan::parseTransformSteps(entry.postprocess, sourceRank, why);
+    if (!steps) {
+      state_.diags.error(SourceLocation{}, "internal: transform of '" +
+                                               entry.target.key + "': " + why);
+      return std::nullopt;
+    }
+    // Optimizer states keep their stored dtype (Paddle casts model weights
+    // only); a cast made for the weight is undone at the end.
+    DType produced = plan::dtypeAfter(*steps, sourceType);
+    if (produced != entry.target.dtype && isFloatingDType(produced) &&
+        isFloatingDType(entry.target.dtype)) {
+      plan::TransformStep cast;
+      cast.kind = plan::TransformStep::Kind::Cast;
+      cast.dtype = entry.target.dtype;
+      steps->push_back(cast);
+    }
+    uint32_t id = state_.transforms.intern(*steps);
+    transformCache_.push_back(CachedTransform{entry.postprocess, sourceRank,
+                                              sourceType, entry.target.dtype,
+                                              id});
+    return id;
+  }
+
+  void bindEntry(const MappingEntry &entry, uint32_t destinationTensor,
+                 uint32_t destinationRank) {
+    const ShardMetadata &source = *state_.source.metadata();
+    std::optional<TensorRef> tensor = source.find(entry.source.key);
+    if (!tensor)
+      return; // find_shard_sources reported it
+    std::optional<uint32_t> transform =
+        transformOf(entry, tensor->ndim(), tensor->dtype());
+    if (!transform)
+      return;
+    const std::vector<plan::TransformStep> *steps =
+        &state_.transforms.transforms[*transform];
+    if (broadcast_.insert(uint64_t(destinationRank) << 32 | tensor->id()).second)
+      state_.broadcastBytes +=
+          Box::fromShape(tensor->globalShape()).volume() *
+          static_cast<int64_t>(dtypeSize(tensor->dtype()));
+
+    Box wanted = entry.source.box();
+    Box target = entry.target.box();
+    Permutation p = plan::composedPermutation(*steps, wanted.rank());
+    const std::vector<SourcePiece> &pieces = sourcePieces(*tensor);
+    if (pieces.empty())
+      return; // its shards overlap; reported
+    int64_t found = 0;
+    for (const SourcePiece &piece : pieces) {
+      std::optional<Box> part = intersect(piece.box, wanted);
+      if (!part)
+        continue;
+      found += part->volume();
+      Box destinationRegion = target;
+      if (*part != wanted) {
+        if (!plan::keepsBoxes(*steps)) {
+          if (budget_.allow())
+            state_.diags.error(
+                SourceLocation{},
+                "'" + entry.target.key + target.toString() + "' comes from " +
+                    entry.source.key + wanted.toString() +
+                    ", which several stored shards hold, through a reshape; "
+                    "splitting a reshaped region is not supported")
+                .hint("store the source so that one shard holds each "
+                      "reshaped block run, or reshape after the resharding");
+          return;
+        }
+        // Target axis i shows source axis p[i].
+        llvm::SmallVector<Interval, 4> dims;
+        for (size_t i = 0; i < target.rank(); ++i) {
+          const Interval &s = part->dim(p[i]);
+          int64_t begin =
+              target.dim(i).begin + (s.begin - wanted.dim(p[i]).begin);
+          dims.push_back({begin, begin + s.size()});
+        }
+        destinationRegion = Box(dims);
+      }
+      ShardId replica = chooseReplica(piece, destinationRank);
+      uint32_t sourceRank = source.shard(replica).rank();
+      readBytes_[sourceRank] +=
+          part->volume() * static_cast<int64_t>(dtypeSize(tensor->dtype()));
+      state_.transfers.push_back(Transfer{planSourceTensor(replica), *part,
+                                          destinationTensor, destinationRegion,
+                                          sourceRank, destinationRank,
+                                          *transform});
+    }
+    if (found != wanted.volume() && budget_.allow())
+      state_.diags
+          .error(SourceLocation{},
+                 "'" + entry.target.key + target.toString() + "' needs " +
+                     entry.source.key + wanted.toString() + ", but " +
+                     std::to_string(wanted.volume() - found) +
+                     " of its elements are in no stored shard of the source")
+          .hint("the source metadata's shards must cover every key whole");
+  }
+
+  CompilationState &state_;
+  ShardSourceFinder finder_;
+  ErrorBudget budget_;
+  std::vector<int64_t> readBytes_;
+  std::unordered_map<TensorId, std::vector<SourcePiece>> sourcePieces_;
+  std::unordered_map<ShardId, uint32_t> sourceTensorIds_;
+  /// Keyed by the metadata's interned file names.
+  std::unordered_map<std::string_view, uint32_t> sourceFileIds_,
+      destinationFileIds_;
+  /// (destination rank, source tensor) pairs already counted.
+  std::unordered_set<uint64_t> broadcast_;
+  struct CachedTransform {
+    std::vector<std::string> postprocess;
+    size_t sourceRank;
+    DType sourceType;
+    DType targetType;
+    uint32_t id;
+  };
+  std::vector<CachedTransform> transformCache_;
+};
+
+class ResolveShardSourcesPass : public Pass {
+public:
+  const char *name() const override { return "resolve-shard-sources"; }
+  const char *description() const override {
+    return "bind every piece of every destination shard to a stored source "
+           "shard (replicas balanced, local ones preferred)";
+  }
+  bool run(CompilationState &state) override {
+    if (!state.destination.present()) {
+      state.diags.error(SourceLocation{}, "a transfer plan needs the "
+                                          "destination layout")
+          .hint("pass --dst=DESTINATION_METADATA.json, or write one with "
+                "aoa-layout");
+      return false;
+    }
+    Resolver(state).run();
+    return true;
+  }
+  void print(const CompilationState &state, std::ostream &os) const override {
+    const plan::Plan &p = state.plan;
+    for (const Transfer &t : state.transfers) {
+      const plan::StoredTensor &src = p.sourceTensors[t.sourceTensor];
+      const plan::StoredTensor &dst = p.destinationTensors[t.destinationTensor];
+      os << dst.key << t.destinationRegion.toString() << " @" << t.destinationRank
+         << " <- " << src.key << t.sourceRegion.toString() << " @"
+         << t.sourceRank << " (" << p.sourceFiles[src.file].path << ")";
+      for (const plan::TransformStep &step : state.transforms.transforms[t.transform])
+        os << " " << step.text();
+      os << "\n";
+    }
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createResolveShardSourcesPass() {
+  return std::make_unique<ResolveShardSourcesPass>();
+}
+
+} // namespace aoa

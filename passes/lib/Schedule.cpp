@@ -1,0 +1,385 @@
+//===- Schedule.cpp - Transfers into rounds of a plan ----------------------===//
+//
+// Turns the transfers into every rank's program of rounds under the per-rank
+// memory budget:
+//  - a transfer larger than a quarter of the budget is cut along its
+//    destination's first axis (unless its transform reshapes);
+//  - adjacent transfers between the same tensors with the same transform are
+//    coalesced;
+//  - transfers reading the same source region from the same rank share one
+//    read (never one source byte twice on one rank), and one message carries
+//    it to each destination rank;
+//  - reads are packed into rounds in order; a round closes when a rank's
+//    buffers would pass the budget (a single read larger than the budget gets
+//    a round of its own, and the summary shows it);
+//  - within a round, each rank's sends to one peer are one message, and every
+//    receive has its send in the same round.
+//
+//===----------------------------------------------------------------------===//
+#include "aoa/passes/Passes.h"
+
+#include "aoa/passes/CompilationState.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <ostream>
+
+namespace aoa {
+
+namespace {
+
+int64_t bytesOf(const Box &region, DType dtype) {
+  return region.volume() * static_cast<int64_t>(dtypeSize(dtype));
+}
+
+class Scheduler {
+public:
+  explicit Scheduler(CompilationState &state)
+      : state_(state), plan_(state.plan) {}
+
+  void run() {
+    // Coalesce first: cut pieces must stay cut.
+    std::vector<Transfer> transfers = cutLarge(coalesce(state_.transfers));
+    groupReads(transfers);
+    assignRounds(transfers);
+    emit(transfers);
+  }
+
+private:
+  DType sourceType(const Transfer &t) const {
+    return plan_.sourceTensors[t.sourceTensor].dtype;
+  }
+  DType destinationType(const Transfer &t) const {
+    return plan_.destinationTensors[t.destinationTensor].dtype;
+  }
+  const std::vector<plan::TransformStep> &steps(const Transfer &t) const {
+    return state_.transforms.transforms[t.transform];
+  }
+  bool needsCopy(const Transfer &t) const {
+    return !steps(t).empty();
+  }
+
+  /// Cuts transfers over a quarter of the budget along the destination's
+  /// first axis that has more than one element (unless they reshape).
+  std::vector<Transfer> cutLarge(const std::vector<Transfer> &transfers) {
+    int64_t limit = std::max<int64_t>(plan_.memoryBudget / 4, 1);
+    std::vector<Transfer> out;
+    out.reserve(transfers.size());
+    for (const Transfer &t : transfers) {
+      int64_t bytes = std::max(bytesOf(t.sourceRegion, sourceType(t)),
+                               bytesOf(t.destinationRegion, destinationType(t)));
+      if (bytes <= limit || !plan::keepsBoxes(steps(t)) ||
+          t.destinationRegion.rank() == 0) {
+        out.push_back(t);
+        continue;
+      }
+      size_t axis = 0;
+      while (axis + 1 < t.destinationRegion.rank() &&
+             t.destinationRegion.dim(axis).size() == 1)
+        ++axis;
+      const Interval &along = t.destinationRegion.dim(axis);
+      int64_t perUnit = bytes / along.size();
+      int64_t step = std::max<int64_t>(1, limit / std::max<int64_t>(perUnit, 1));
+      Permutation p =
+          plan::composedPermutation(steps(t), t.sourceRegion.rank());
+      for (int64_t begin = along.begin; begin < along.end; begin += step) {
+        int64_t end = std::min(along.end, begin + step);
+        Transfer part = t;
+        llvm::SmallVector<Interval, 4> dst(t.destinationRegion.dims().begin(),
+                                           t.destinationRegion.dims().end());
+        llvm::SmallVector<Interval, 4> src(t.sourceRegion.dims().begin(),
+                                           t.sourceRegion.dims().end());
+        dst[axis] = {begin, end};
+        int64_t sourceBegin =
+            t.sourceRegion.dim(p[axis]).begin + (begin - along.begin);
+        src[p[axis]] = {sourceBegin, sourceBegin + (end - begin)};
+        part.destinationRegion = Box(dst);
+        part.sourceRegion = Box(src);
+        out.push_back(part);
+      }
+    }
+    return out;
+  }
+
+  /// Merges consecutive transfers that continue each other: same tensors,
+  /// ranks and transform, regions adjacent along one destination axis and
+  /// the source axis it shows.
+  std::vector<Transfer> coalesce(const std::vector<Transfer> &transfers) {
+    std::vector<Transfer> out;
+    for (const Transfer &t : transfers) {
+      if (!out.empty() && tryMerge(out.back(), t))
+        continue;
+      out.push_back(t);
+    }
+    return out;
+  }
+
+  bool tryMerge(Transfer &a, const Transfer &b) const {
+    if (a.sourceTensor != b.sourceTensor ||
+        a.destinationTensor != b.destinationTensor ||
+        a.sourceRank != b.sourceRank ||
+        a.destinationRank != b.destinationRank || a.transform != b.transform ||
+        !plan::keepsBoxes(steps(a)))
+      return false;
+    size_t rank = a.destinationRegion.rank();
+    Permutation p = plan::composedPermutation(steps(a), rank);
+    for (size_t axis = 0; axis < rank; ++axis) {
+      bool adjacent = true;
+      for (size_t i = 0; i < rank && adjacent; ++i) {
+        const Interval &da = a.destinationRegion.dim(i);
+        const Interval &db = b.destinationRegion.dim(i);
+        const Interval &sa = a.sourceRegion.dim(p[i]);
+        const Interval &sb = b.sourceRegion.dim(p[i]);
+        adjacent = i == axis ? da.end == db.begin && sa.end == sb.begin
+                             : da == db && sa == sb;
+      }
+      if (!adjacent)
+        continue;
+      llvm::SmallVector<Interval, 4> dst(a.destinationRegion.dims().begin(),
+                                         a.destinationRegion.dims().end());
+      llvm::SmallVector<Interval, 4> src(a.sourceRegion.dims().begin(),
+                                         a.sourceRegion.dims().end());
+      dst[axis].end = b.destinationRegion.dim(axis).end;
+      src[p[axis]].end = b.sourceRegion.dim(p[axis]).end;
+      a.destinationRegion = Box(dst);
+      a.sourceRegion = Box(src);
+      return true;
+    }
+    return false;
+  }
+
+  /// One read per (source tensor, region, reading rank), in first-use order.
+  struct ReadGroup {
+    size_t first = 0;                ///< a transfer that defines the read
+    std::vector<size_t> consumers;   ///< transfers using it
+    uint32_t round = 0;
+  };
+
+  struct ReadKey {
+    uint32_t tensor;
+    uint32_t rank;
+    Box region;
+    friend bool operator==(const ReadKey &a, const ReadKey &b) {
+      return a.tensor == b.tensor && a.rank == b.rank && a.region == b.region;
+    }
+  };
+  struct ReadKeyHash {
+    size_t operator()(const ReadKey &k) const {
+      uint64_t h = uint64_t(k.tensor) * 0x9e3779b97f4a7c15ull ^ k.rank;
+      for (const Interval &d : k.region.dims())
+        h = (h ^ uint64_t(d.begin)) * 0x100000001b3ull ^ uint64_t(d.end);
+      return static_cast<size_t>(h);
+    }
+  };
+
+  void groupReads(const std::vector<Transfer> &transfers) {
+    std::unordered_map<ReadKey, size_t, ReadKeyHash> index;
+    index.reserve(transfers.size());
+    groupOf_.resize(transfers.size());
+    for (size_t i = 0; i < transfers.size(); ++i) {
+      const Transfer &t = transfers[i];
+      ReadKey key{t.sourceTensor, t.sourceRank, t.sourceRegion};
+      auto [it, inserted] = index.emplace(std::move(key), groups_.size());
+      if (inserted)
+        groups_.push_back(ReadGroup{i, {}, 0});
+      groups_[it->second].consumers.push_back(i);
+      groupOf_[i] = it->second;
+    }
+  }
+
+  /// The buffer bytes each rank needs for a read group.
+  /// (rank, bytes) pairs; a group touches a few ranks.
+  using Footprint = llvm::SmallVector<std::pair<uint32_t, int64_t>, 4>;
+
+  static void addBytes(Footprint &f, uint32_t rank, int64_t bytes) {
+    for (auto &[r, b] : f)
+      if (r == rank) {
+        b += bytes;
+        return;
+      }
+    f.push_back({rank, bytes});
+  }
+
+  Footprint footprint(const std::vector<Transfer> &transfers,
+                      const ReadGroup &group) const {
+    Footprint bytes;
+    const Transfer &first = transfers[group.first];
+    int64_t readBytes = bytesOf(first.sourceRegion, sourceType(first));
+    addBytes(bytes, first.sourceRank, readBytes);
+    std::vector<uint32_t> receivers;
+    for (size_t c : group.consumers) {
+      const Transfer &t = transfers[c];
+      if (t.destinationRank != t.sourceRank &&
+          std::find(receivers.begin(), receivers.end(), t.destinationRank) ==
+              receivers.end()) {
+        receivers.push_back(t.destinationRank);
+        addBytes(bytes, t.destinationRank, readBytes);
+      }
+      if (needsCopy(t))
+        addBytes(bytes, t.destinationRank,
+                 bytesOf(t.destinationRegion, destinationType(t)));
+    }
+    return bytes;
+  }
+
+  void assignRounds(const std::vector<Transfer> &transfers) {
+    std::vector<int64_t> used(plan_.ranks, 0);
+    uint32_t round = 0;
+    bool empty = true;
+    for (ReadGroup &group : groups_) {
+      Footprint need = footprint(transfers, group);
+      bool fits = true;
+      for (const auto &[rank, bytes] : need)
+        fits &= used[rank] + bytes <= plan_.memoryBudget;
+      if (!fits && !empty) {
+        ++round;
+        std::fill(used.begin(), used.end(), 0);
+      }
+      for (const auto &[rank, bytes] : need)
+        used[rank] += bytes;
+      group.round = round;
+      empty = false;
+    }
+    rounds_ = empty ? 0 : round + 1;
+  }
+
+  uint32_t addBuffer(plan::Round &round, DType dtype, const Box &region) {
+    round.buffers.push_back(plan::BufferDecl{dtype, region.shape()});
+    return static_cast<uint32_t>(round.buffers.size() - 1);
+  }
+
+  void emit(const std::vector<Transfer> &transfers) {
+    plan_.programs.assign(plan_.ranks, plan::RankProgram());
+    for (plan::RankProgram &program : plan_.programs)
+      program.rounds.resize(rounds_);
+    // Groups of each round, in order.
+    std::vector<std::vector<size_t>> byRound(rounds_);
+    for (size_t g = 0; g < groups_.size(); ++g)
+      byRound[groups_[g].round].push_back(g);
+    for (uint32_t r = 0; r < rounds_; ++r)
+      emitRound(transfers, r, byRound[r]);
+  }
+
+  void emitRound(const std::vector<Transfer> &transfers, uint32_t r,
+                 const std::vector<size_t> &groups) {
+    using plan::Instruction;
+    using plan::Opcode;
+    // Per rank: reads, then sends and receives, then copies and writes.
+    std::vector<std::vector<Instruction>> reads(plan_.ranks), exchange(plan_.ranks),
+        tail(plan_.ranks);
+    // (sender, receiver) -> buffers on each side, in group order.
+    std::map<std::pair<uint32_t, uint32_t>,
+             std::pair<std::vector<uint32_t>, std::vector<uint32_t>>>
+        messages;
+    for (size_t g : groups) {
+      const ReadGroup &group = groups_[g];
+      const Transfer &first = transfers[group.first];
+      plan::Round &sourceRound = plan_.programs[first.sourceRank].rounds[r];
+      DType type = sourceType(first);
+      uint32_t readBuffer = addBuffer(sourceRound, type, first.sourceRegion);
+      Instruction read;
+      read.opcode = Opcode::Read;
+      read.buffer = readBuffer;
+      read.tensor = first.sourceTensor;
+      read.region = first.sourceRegion;
+      reads[first.sourceRank].push_back(read);
+      // rank -> the buffer holding the data there
+      llvm::SmallVector<std::pair<uint32_t, uint32_t>, 4> arrived{
+          {first.sourceRank, readBuffer}};
+      for (size_t c : group.consumers) {
+        const Transfer &t = transfers[c];
+        plan::Round &round = plan_.programs[t.destinationRank].rounds[r];
+        auto at = std::find_if(arrived.begin(), arrived.end(), [&](auto &a) {
+          return a.first == t.destinationRank;
+        });
+        if (at == arrived.end()) {
+          uint32_t received = addBuffer(round, type, first.sourceRegion);
+          auto &message = messages[{first.sourceRank, t.destinationRank}];
+          message.first.push_back(readBuffer);
+          message.second.push_back(received);
+          arrived.push_back({t.destinationRank, received});
+          at = arrived.end() - 1;
+        }
+        uint32_t data = at->second;
+        if (needsCopy(t)) {
+          uint32_t out =
+              addBuffer(round, destinationType(t), t.destinationRegion);
+          Instruction copy;
+          copy.opcode = Opcode::Copy;
+          copy.buffer = out;
+          copy.input = data;
+          copy.transform = steps(t);
+          tail[t.destinationRank].push_back(copy);
+          data = out;
+        }
+        Instruction write;
+        write.opcode = Opcode::Write;
+        write.buffer = data;
+        write.tensor = t.destinationTensor;
+        write.region = t.destinationRegion;
+        tail[t.destinationRank].push_back(write);
+      }
+    }
+    for (const auto &[ranks, buffers] : messages) {
+      Instruction send;
+      send.opcode = Opcode::Send;
+      send.peer = ranks.second;
+      send.buffers = buffers.first;
+      exchange[ranks.first].push_back(send);
+      Instruction recv;
+      recv.opcode = Opcode::Recv;
+      recv.peer = ranks.first;
+      recv.buffers = buffers.second;
+      exchange[ranks.second].push_back(recv);
+    }
+    for (uint32_t rank = 0; rank < plan_.ranks; ++rank) {
+      std::vector<Instruction> &out =
+          plan_.programs[rank].rounds[r].instructions;
+      // Copies before writes keeps each write next to nothing it waits on.
+      std::stable_partition(tail[rank].begin(), tail[rank].end(),
+                            [](const Instruction &i) {
+                              return i.opcode == Opcode::Copy;
+                            });
+      for (auto *list : {&reads[rank], &exchange[rank], &tail[rank]})
+        out.insert(out.end(), list->begin(), list->end());
+    }
+  }
+
+  CompilationState &state_;
+  plan::Plan &plan_;
+  std::vector<ReadGroup> groups_;
+  std::vector<size_t> groupOf_;
+  uint32_t rounds_ = 0;
+};
+
+class SchedulePass : public Pass {
+public:
+  const char *name() const override { return "schedule"; }
+  const char *description() const override {
+    return "pack the transfers into rounds of reads, messages, copies and "
+           "writes under the per-rank memory budget";
+  }
+  bool run(CompilationState &state) override {
+    Scheduler(state).run();
+    return true;
+  }
+  void print(const CompilationState &state, std::ostream &os) const override {
+    std::vector<plan::RankCost> costs = state.plan.costs();
+    for (size_t r = 0; r < costs.size(); ++r)
+      os << "rank " << r << ": " << state.plan.programs[r].rounds.size()
+         << " rounds, " << costs[r].instructions << " instructions, read "
+         << costs[r].bytesRead << " B, sent " << costs[r].bytesSent
+         << " B, received " << costs[r].bytesReceived << " B, wrote "
+         << costs[r].bytesWritten << " B, peak " << costs[r].peakBufferBytes
+         << " B\n";
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createSchedulePass() {
+  return std::make_unique<SchedulePass>();
+}
+
+} // namespace aoa

@@ -1,0 +1,262 @@
+//===- ShardSourceFinder.h - Answers for one target --------------*- C++ -*-===//
+//
+// Paddle's find_shard_sources for one target (reference §8): the pieces of
+// the target's bound view that overlap it, mapped back to regions of source
+// keys, with the reference's entry order and postprocess strings. Unlike the
+// reference, the target must be covered exactly: a region left empty (its
+// source removed) is an error naming the key and the element range, and so
+// is a source key the checkpoint lacks. find-shard-sources and
+// resolve-shard-sources both ask it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_PASSES_LIB_SHARDSOURCEFINDER_H
+#define AOA_PASSES_LIB_SHARDSOURCEFINDER_H
+
+#include "aoa/ir/OptimizerState.h"
+#include "aoa/passes/CompilationState.h"
+#include "ErrorBudget.h"
+
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace aoa {
+
+/// Views with more pieces than this get a PieceIndex.
+constexpr size_t kPieceIndexThreshold = 8;
+
+class ShardSourceFinder {
+public:
+  explicit ShardSourceFinder(CompilationState &state)
+      : state_(state), df_(state.dataflow), budget_(state.diags) {}
+
+  /// Answers one target: true with the entries in entries(), or false
+  /// after reporting why (or because resolve-outputs already did).
+  bool answer(const TensorDesc &query) { return answerQuery(query); }
+  /// The entries of the last successful answer; valid until the next call.
+  llvm::ArrayRef<MappingEntry> entries() const {
+    return llvm::ArrayRef<MappingEntry>(entries_).take_front(used_);
+  }
+  /// Where the next query comes from in a query file (for diagnostics).
+  void setQueryOrigin(size_t index, SourceLocation location) {
+    queryIndex_ = index;
+    queryAt_ = location;
+  }
+
+private:
+  /// The next entry of the answer being built; entries are reused across
+  /// answers so that their strings and vectors keep their memory.
+  MappingEntry &nextEntry() {
+    if (used_ == entries_.size())
+      entries_.emplace_back();
+    return entries_[used_++];
+  }
+
+
+  /// A diagnostic at the statement that wrote the target's view.
+  InFlightDiagnostic reportAtBinding(const TargetBinding &binding,
+                                     const std::string &key,
+                                     std::string message) {
+    // The statement wrote the model key when the target is one of its
+    // optimizer states.
+    std::string written =
+        key.substr(0, key.size() - binding.suffix.size());
+    return reportAtOp(state_, binding.producer, written, std::move(message));
+  }
+
+  /// The overlapping pieces, in piece order.
+  std::vector<uint32_t> overlapping(const View &view, const Box &query) {
+    if (view.pieces.size() > kPieceIndexThreshold) {
+      std::unique_ptr<PieceIndex> &index = indices_[&view];
+      if (!index)
+        index = std::make_unique<PieceIndex>(view);
+      return index->overlapping(query);
+    }
+    std::vector<uint32_t> hits;
+    for (uint32_t i = 0; i < view.pieces.size(); ++i)
+      if (intersect(view.pieces[i].view, query))
+        hits.push_back(i);
+    return hits;
+  }
+
+  /// The stored source tensor `key`, or an error (once per key).
+  std::optional<TensorRef> storedSource(const std::string &key,
+                                        const TensorDesc &query,
+                                        const TargetBinding &binding) {
+    if (std::optional<TensorRef> t = state_.source.metadata()->find(key))
+      return t;
+    if (reportedMissing_.insert(key).second)
+      reportAtBinding(binding, query.key,
+                      "'" + query.key + "' needs the source key '" + key +
+                          "', which the source checkpoint does not have")
+          .hint(binding.suffix.empty()
+                    ? "check the source metadata (--src)"
+                    : "optimizer states follow their model key; the source "
+                      "must store '" + key + "' for '" + query.key + "'");
+    return std::nullopt;
+  }
+
+  bool answerQuery(const TensorDesc &query) {
+    auto found = df_.targets.find(query.key);
+    if (found == df_.targets.end() ||
+        found->second.kind == TargetBinding::Kind::Missing)
+      return false; // reported by resolve-outputs
+    const TargetBinding &binding = found->second;
+    used_ = 0;
+    if (binding.kind == TargetBinding::Kind::Added)
+      return true;
+    if (isBetaPowSuffix(binding.suffix))
+      return answerBetaPow(query, binding);
+
+    const View &view = *binding.view;
+    Box box = query.box();
+    if (query.globalShape != view.type.shape) {
+      // Only a query file can ask this: destination shapes were checked.
+      std::string where = "queries[" + std::to_string(queryIndex_) + "]: ";
+      state_.diags
+          .error(queryAt_,
+                 query.globalShape.size() != view.type.shape.size()
+                     ? where + "a rank-" +
+                           std::to_string(query.globalShape.size()) +
+                           " target for '" + query.key + "', which has rank " +
+                           std::to_string(view.type.shape.size()) + " (" +
+                           printTensorType(view.type) + ")"
+                     : where + "global_shape " +
+                           formatShape(query.globalShape) + " of '" +
+                           query.key + "' differs from its shape " +
+                           formatShape(view.type.shape))
+          .hint("ask with the tensor's global shape");
+      return false;
+    }
+    bool modelWeight = binding.suffix.empty() &&
+                       splitOptimizerSuffix(query.key).second.empty();
+    int64_t covered = 0;
+    const Piece *hole = nullptr;
+    for (uint32_t i : overlapping(view, box)) {
+      const Piece &piece = view.pieces[i];
+      const InputTensor &input = df_.inputs[piece.input];
+      Box region = *intersect(piece.view, box);
+      if (input.removed) {
+        hole = hole ? hole : &piece;
+        continue;
+      }
+      std::string why;
+      std::optional<Box> source = sourceRegionOf(piece, region, why);
+      if (!source) {
+        reportAtBinding(binding, query.key,
+                        "cannot answer " + query.key + box.toString() + ": " +
+                            why)
+            .hint("the destination shards must hold whole reshaped blocks");
+        return false;
+      }
+      sourceKey_.assign(input.key).append(binding.suffix);
+      const std::string &sourceKey = sourceKey_;
+      std::optional<TensorRef> stored = storedSource(sourceKey, query, binding);
+      if (!stored)
+        return false;
+      DType sourceType = stored->dtype();
+      DType produced = piece.transform->castTo.value_or(sourceType);
+      if (modelWeight && produced != query.dtype) {
+        if (reportedDType_.insert(query.key).second)
+          reportAtBinding(binding, query.key,
+                          "'" + query.key + "' is " +
+                              std::string(dtypeName(query.dtype)) +
+                              " but its source '" + sourceKey + "' gives " +
+                              std::string(dtypeName(produced)))
+              .hint("cast it: `" + query.key + " -> " + query.key + ", " +
+                    spellCast(state_, query.dtype, produced) + "`");
+        return false;
+      }
+      MappingEntry &entry = nextEntry();
+      entry.target.assign(query.key, region, query.globalShape, query.dtype);
+      entry.source.assign(sourceKey, *source, stored->globalShape(),
+                          sourceType);
+      entry.postprocess = piece.transform->postprocess;
+      covered += region.volume();
+    }
+    if (covered != box.volume()) {
+      reportHole(query, binding, hole);
+      return false;
+    }
+    return true;
+  }
+
+  void reportHole(const TensorDesc &query, const TargetBinding &binding,
+                  const Piece *hole) {
+    if (!budget_.allow())
+      return;
+    Box box = query.box();
+    if (!hole) {
+      reportAtBinding(binding, query.key, "part of " + query.key +
+                                            box.toString() +
+                                            " has no source");
+      return;
+    }
+    const InputTensor &input = df_.inputs[hole->input];
+    Box region = *intersect(hole->view, box);
+    const Op &remove = state_.ops[input.removedBy];
+    reportAtBinding(binding, query.key,
+                    query.key + region.toString() + " has no source: it comes "
+                                                    "from '" +
+                        input.key + "', which is removed")
+        .note(remove.location, "removed here")
+        .hint(binding.kind == TargetBinding::Kind::Identity
+                  ? "keep the source, or add the destination key with `_ -> " +
+                        query.key + "` to leave it as initialized"
+                  : "keep the source: the statement that writes '" +
+                        query.key + "' reads it");
+  }
+
+  /// Beta-pow accumulators are scalars any source of the model key can
+  /// give: the first source in piece order that is not removed.
+  bool answerBetaPow(const TensorDesc &query, const TargetBinding &binding) {
+    for (const Piece &piece : binding.view->pieces) {
+      const InputTensor &input = df_.inputs[piece.input];
+      if (input.removed)
+        continue;
+      std::string sourceKey = input.key + binding.suffix;
+      std::optional<TensorRef> stored = storedSource(sourceKey, query, binding);
+      if (!stored)
+        return false;
+      Box whole = Box::fromShape(stored->globalShape());
+      if (whole.shape() != query.localShape) {
+        reportAtBinding(binding, query.key,
+                        "'" + query.key + "' has shape " +
+                            formatShape(query.localShape) + " but its source '" +
+                            sourceKey + "' has shape " +
+                            formatShape(whole.shape()));
+        return false;
+      }
+      MappingEntry &entry = nextEntry();
+      entry.target = query;
+      entry.source.assign(sourceKey, whole, stored->globalShape(),
+                          stored->dtype());
+      entry.postprocess.clear();
+      return true;
+    }
+    if (budget_.allow())
+      reportAtBinding(binding, query.key,
+                      "'" + query.key + "' has no source: every source of its "
+                                        "model key is removed")
+          .hint("add it with `_ -> " + query.key + "`");
+    return false;
+  }
+
+  CompilationState &state_;
+  Dataflow &df_;
+  std::unordered_map<const View *, std::unique_ptr<PieceIndex>> indices_;
+  ErrorBudget budget_;
+  SourceLocation queryAt_;
+  size_t queryIndex_ = 0;
+  std::set<std::string> reportedMissing_, reportedDType_;
+  std::vector<MappingEntry> entries_;
+  size_t used_ = 0;
+  std::string sourceKey_;
+};
+
+
+} // namespace aoa
+
+#endif // AOA_PASSES_LIB_SHARDSOURCEFINDER_H

@@ -1,0 +1,142 @@
+//===- VerifyTransfers.cpp - Every destination element exactly once --------===//
+//
+// The last check before scheduling, over the transfers themselves (near
+// linear: a sort and a sweep per destination tensor): every element of every
+// stored destination tensor is written exactly once, every read region lies
+// in its stored source tensor, and every transform ends in the destination's
+// dtype. Violations name the key, the file and the element ranges.
+//
+//===----------------------------------------------------------------------===//
+#include "aoa/passes/Passes.h"
+
+#include "aoa/passes/CompilationState.h"
+#include "ErrorBudget.h"
+
+#include <algorithm>
+#include <ostream>
+
+namespace aoa {
+
+namespace {
+
+/// The stored elements of `t` inside `region`: the region's volume, or for
+/// a flat range only the part of it that is stored.
+bool regionIsStored(const plan::StoredTensor &t, const Box &region) {
+  if (!t.box.contains(region))
+    return false;
+  if (!t.flat || region.isEmpty())
+    return true;
+  std::vector<int64_t> first = region.offsets(), last(region.rank());
+  for (size_t i = 0; i < region.rank(); ++i)
+    last[i] = region.dim(i).end - 1;
+  std::optional<int64_t> a = rowMajorIndex(t.box, first);
+  std::optional<int64_t> b = rowMajorIndex(t.box, last);
+  return a && b && *a >= t.flat->begin && *b < t.flat->end;
+}
+
+class Verifier {
+public:
+  explicit Verifier(CompilationState &state)
+      : state_(state), budget_(state.diags) {}
+
+  void run() {
+    const plan::Plan &plan = state_.plan;
+    std::vector<std::vector<size_t>> writes(plan.destinationTensors.size());
+    for (size_t i = 0; i < state_.transfers.size(); ++i) {
+      const Transfer &t = state_.transfers[i];
+      writes[t.destinationTensor].push_back(i);
+      const plan::StoredTensor &src = plan.sourceTensors[t.sourceTensor];
+      const plan::StoredTensor &dst = plan.destinationTensors[t.destinationTensor];
+      if (!regionIsStored(src, t.sourceRegion))
+        report("reads " + src.key + t.sourceRegion.toString() + " from '" +
+               plan.sourceFiles[src.file].path + "', which stores only " +
+               src.key + src.box.toString() +
+               (src.flat ? " (flat range)" : ""));
+      if (!regionIsStored(dst, t.destinationRegion))
+        report("writes " + dst.key + t.destinationRegion.toString() +
+               " into '" + plan.destinationFiles[dst.file].path +
+               "', which stores only " + dst.key + dst.box.toString());
+      DType produced =
+          plan::dtypeAfter(state_.transforms.transforms[t.transform], src.dtype);
+      if (produced != dst.dtype)
+        report("'" + dst.key + "' is " + std::string(dtypeName(dst.dtype)) +
+               " but its source '" + src.key + "' arrives as " +
+               std::string(dtypeName(produced)));
+    }
+    for (size_t d = 0; d < writes.size(); ++d)
+      checkCoverage(d, writes[d]);
+  }
+
+private:
+  void report(std::string message) {
+    if (budget_.allow())
+      state_.diags.error(SourceLocation{}, std::move(message));
+  }
+
+  /// Written regions must not overlap and must add up to the stored tensor.
+  void checkCoverage(size_t d, std::vector<size_t> &writes) {
+    const plan::StoredTensor &dst = state_.plan.destinationTensors[d];
+    const std::string &file = state_.plan.destinationFiles[dst.file].path;
+    auto regionOf = [&](size_t i) -> const Box & {
+      return state_.transfers[i].destinationRegion;
+    };
+    int64_t written = 0;
+    for (size_t i : writes)
+      written += regionOf(i).volume();
+    if (dst.box.rank() > 0) {
+      std::sort(writes.begin(), writes.end(), [&](size_t a, size_t b) {
+        return regionOf(a).dim(0).begin < regionOf(b).dim(0).begin;
+      });
+      std::vector<size_t> active;
+      for (size_t i : writes) {
+        const Box &box = regionOf(i);
+        active.erase(std::remove_if(active.begin(), active.end(),
+                                    [&](size_t j) {
+                                      return regionOf(j).dim(0).end <=
+                                             box.dim(0).begin;
+                                    }),
+                     active.end());
+        for (size_t j : active)
+          if (std::optional<Box> common = intersect(box, regionOf(j))) {
+            report(dst.key + common->toString() + " in '" + file +
+                   "' is written twice");
+            return;
+          }
+        active.push_back(i);
+      }
+    }
+    if (written != dst.storedElements())
+      report(dst.key + dst.box.toString() + " in '" + file + "': " +
+             std::to_string(dst.storedElements() - written) + " of its " +
+             std::to_string(dst.storedElements()) +
+             " elements have no source");
+  }
+
+  CompilationState &state_;
+  ErrorBudget budget_;
+};
+
+class VerifyPass : public Pass {
+public:
+  const char *name() const override { return "verify"; }
+  const char *description() const override {
+    return "check that every destination element is written exactly once "
+           "from a stored source region, in the destination's dtype";
+  }
+  bool run(CompilationState &state) override {
+    Verifier(state).run();
+    return true;
+  }
+  void print(const CompilationState &state, std::ostream &os) const override {
+    os << "verified " << state.transfers.size() << " transfers into "
+       << state.plan.destinationTensors.size() << " destination tensors\n";
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createVerifyPass() {
+  return std::make_unique<VerifyPass>();
+}
+
+} // namespace aoa
