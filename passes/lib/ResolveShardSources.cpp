@@ -67,6 +67,11 @@ public:
     state_.plan.memoryBudget = state_.memoryBudget;
     checkFiles(source, "source");
     checkFiles(destination, "destination");
+    // StoredTensor holds SmallVectors, whose moves are not noexcept: growing
+    // the vectors would copy every element.
+    state_.plan.destinationTensors.reserve(destination.shardCount());
+    state_.plan.sourceTensors.reserve(source.shardCount());
+    state_.transfers.reserve(2 * destination.shardCount());
     readBytes_.assign(ranks, 0);
 
     for (TensorId id : destination.tensorIdsByKey()) {
