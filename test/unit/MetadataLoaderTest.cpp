@@ -3,6 +3,8 @@
 #include "aoa/frontend/MetadataWriter.h"
 #include "aoa/ir/ShardMetadata.h"
 
+#include "CapturedDiagnostics.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -14,32 +16,11 @@ using namespace aoa;
 namespace {
 
 /// Loads text and keeps every diagnostic.
-struct Loaded {
-  SourceManager sources;
-  DiagnosticEngine diags{sources};
-  std::vector<Diagnostic> diagnostics;
+struct Loaded : test::CapturedDiagnostics {
   std::optional<ShardMetadata> metadata;
 
   explicit Loaded(const std::string &text, const std::string &path = "m.json") {
-    diags.setHandler(
-        [this](const Diagnostic &d) { diagnostics.push_back(d); });
     metadata = loadShardMetadataText(path, text, sources, diags);
-  }
-  std::string where(size_t i = 0) const {
-    return sources.describe(diagnostics.at(i).location);
-  }
-  std::string message(size_t i = 0) const { return diagnostics.at(i).message; }
-  std::string hints(size_t i = 0) const {
-    std::string out;
-    for (const std::string &h : diagnostics.at(i).hints)
-      out += h + "\n";
-    return out;
-  }
-  std::string all() const {
-    std::string out;
-    for (const Diagnostic &d : diagnostics)
-      out += renderDiagnostic(d, sources);
-    return out;
   }
 };
 

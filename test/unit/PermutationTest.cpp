@@ -9,6 +9,8 @@
 
 #include "BruteForce.h"
 
+#include "RandomGeometry.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,14 +45,6 @@ std::vector<unsigned> axesOf(const Permutation &p) {
   return std::vector<unsigned>(p.axes().begin(), p.axes().end());
 }
 
-Permutation randomPermutation(std::mt19937_64 &rng, size_t rank) {
-  std::vector<int64_t> axes(rank);
-  std::iota(axes.begin(), axes.end(), 0);
-  std::shuffle(axes.begin(), axes.end(), rng);
-  std::optional<Permutation> p = Permutation::fromAxes(axes, rank);
-  EXPECT_TRUE(p);
-  return p ? *p : Permutation();
-}
 
 TEST(Permutation, IdentityAndReversed) {
   EXPECT_EQ(axesOf(Permutation::identity(3)), (std::vector<unsigned>{0, 1, 2}));
@@ -145,8 +139,8 @@ TEST(PermutationProperty, MatchesBruteForceTranspose) {
   std::mt19937_64 rng(0x7E27);
   for (int iteration = 0; iteration < 300; ++iteration) {
     const size_t rank = rng() % 5;
-    Permutation p = randomPermutation(rng, rank);
-    Permutation q = randomPermutation(rng, rank);
+    Permutation p = test::randomPermutation(rng, rank);
+    Permutation q = test::randomPermutation(rng, rank);
 
     // Text round trip, including a spelling with negative axes.
     EXPECT_EQ(parseOk(p.toString(), rank),

@@ -10,6 +10,8 @@
 #include "aoa/codegen/PlanVerifier.h"
 #include "aoa/codegen/PlanWriter.h"
 
+#include "CapturedDiagnostics.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -277,31 +279,11 @@ std::string difference(const plan::Plan &a, const plan::Plan &b) {
 // Reading with diagnostics kept
 //===----------------------------------------------------------------------===//
 
-struct Read {
-  SourceManager sources;
-  DiagnosticEngine diags{sources};
-  std::vector<Diagnostic> diagnostics;
+struct Read : test::CapturedDiagnostics {
   std::optional<plan::Plan> plan;
 
   explicit Read(const std::string &text) {
-    diags.setHandler([this](const Diagnostic &d) { diagnostics.push_back(d); });
     plan = readPlanText("plan.txt", text, sources, diags);
-  }
-  std::string where(size_t i = 0) const {
-    return sources.describe(diagnostics.at(i).location);
-  }
-  std::string message(size_t i = 0) const { return diagnostics.at(i).message; }
-  std::string hints(size_t i = 0) const {
-    std::string out;
-    for (const std::string &h : diagnostics.at(i).hints)
-      out += h + "\n";
-    return out;
-  }
-  std::string all() const {
-    std::string out;
-    for (const Diagnostic &d : diagnostics)
-      out += renderDiagnostic(d, sources);
-    return out;
   }
 };
 

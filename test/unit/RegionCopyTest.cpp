@@ -13,6 +13,7 @@
 #include "aoa/runtime/Cast.h"
 
 #include "BruteForce.h"
+#include "RandomGeometry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -91,14 +92,6 @@ void fillRandom(Buffer &buffer, std::mt19937_64 &rng) {
   }
 }
 
-Permutation randomPermutation(std::mt19937_64 &rng, size_t rank) {
-  std::vector<int64_t> axes(rank);
-  std::iota(axes.begin(), axes.end(), 0);
-  std::shuffle(axes.begin(), axes.end(), rng);
-  std::optional<Permutation> p = Permutation::fromAxes(axes, rank);
-  EXPECT_TRUE(p);
-  return p ? *p : Permutation::identity(rank);
-}
 
 /// A random interval of extent `size` inside [0, extent).
 Interval placeInside(std::mt19937_64 &rng, int64_t size, int64_t extent) {
@@ -146,7 +139,7 @@ TEST(RegionCopy, RandomCopiesMatchTheModel) {
     }
     Box srcRegion(srcDims);
     Permutation permutation = rng() % 3 == 0 ? Permutation::identity(rank)
-                                             : randomPermutation(rng, rank);
+                                             : test::randomPermutation(rng, rank);
     // Destination: the permuted box placed inside a shape at least as big.
     std::vector<int64_t> boxShape = permutation.apply(srcRegion.shape());
     std::vector<int64_t> dstShape;

@@ -11,6 +11,8 @@
 
 #include "BruteForce.h"
 
+#include "RandomGeometry.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -34,12 +36,6 @@ Box randomBoxIn(const std::vector<int64_t> &shape, std::mt19937 &rng) {
   return Box(dims);
 }
 
-Permutation randomPermutation(size_t rank, std::mt19937 &rng) {
-  std::vector<int64_t> axes(rank);
-  std::iota(axes.begin(), axes.end(), 0);
-  std::shuffle(axes.begin(), axes.end(), rng);
-  return *Permutation::fromAxes(axes, rank);
-}
 
 /// The point of the input that view point `v` shows, after the permutations
 /// `steps` were applied in order: each step maps new[i] = old[P[i]], so
@@ -81,7 +77,7 @@ TEST(View, PermutationChainsMapEveryElementBack) {
     std::vector<Permutation> steps;
     int count = std::uniform_int_distribution<int>(0, 3)(rng);
     for (int k = 0; k < count; ++k) {
-      Permutation p = randomPermutation(rank, rng);
+      Permutation p = test::randomPermutation(rng, rank);
       steps.push_back(p);
       piece.view = p.apply(piece.view);
       piece.transform = piece.transform->withPermutation(p);
