@@ -11,6 +11,7 @@
 #include "aoa/passes/Passes.h"
 
 #include "aoa/ir/FlatRange.h"
+#include "aoa/ir/OptimizerState.h"
 #include "ShardSourceFinder.h"
 
 #include <algorithm>
@@ -155,7 +156,8 @@ private:
   }
 
   /// The source key's stored pieces, replicas grouped (cached per key).
-  /// Empty when the key's stored shards overlap (reported once).
+  /// The key's stored pieces; keys whose shards overlap are reported once
+  /// and remembered in overlapping_.
   const std::vector<SourcePiece> &sourcePieces(TensorRef tensor) {
     auto [it, inserted] = sourcePieces_.emplace(tensor.id(),
                                                 std::vector<SourcePiece>());
@@ -172,7 +174,7 @@ private:
         it->second[slot->second].replicas.push_back(shard.id());
       }
     if (!checkDisjoint(tensor, it->second))
-      it->second.clear();
+      overlapping_.insert(tensor.id());
     return it->second;
   }
 
@@ -271,9 +273,10 @@ private:
   /// (a conversion has a handful).
   std::optional<uint32_t> transformOf(const MappingEntry &entry,
                                       size_t sourceRank, DType sourceType) {
+    bool state = !splitOptimizerSuffix(entry.target.key).second.empty();
     for (const CachedTransform &c : transformCache_)
       if (c.sourceRank == sourceRank && c.sourceType == sourceType &&
-          c.targetType == entry.target.dtype &&
+          c.targetType == entry.target.dtype && c.state == state &&
           c.postprocess == entry.postprocess)
         return c.id;
     std::string why;
@@ -284,8 +287,16 @@ private:
                                                entry.target.key + "': " + why);
       return std::nullopt;
     }
-    // Optimizer states keep their stored dtype (Paddle casts model weights
-    // only); a cast made for the weight is undone at the end.
+    // Optimizer states keep their own precision: a cast written for the
+    // model weight does not apply to them (casting a moment to float16 and
+    // back would round it); they are cast once, to their stored dtype.
+    if (!splitOptimizerSuffix(entry.target.key).second.empty())
+      steps->erase(std::remove_if(steps->begin(), steps->end(),
+                                  [](const plan::TransformStep &step) {
+                                    return step.kind ==
+                                           plan::TransformStep::Kind::Cast;
+                                  }),
+                   steps->end());
     DType produced = plan::dtypeAfter(*steps, sourceType);
     if (produced != entry.target.dtype && isFloatingDType(produced) &&
         isFloatingDType(entry.target.dtype)) {
@@ -297,7 +308,7 @@ private:
     uint32_t id = state_.transforms.intern(*steps);
     transformCache_.push_back(CachedTransform{entry.postprocess, sourceRank,
                                               sourceType, entry.target.dtype,
-                                              id});
+                                              state, id});
     return id;
   }
 
@@ -322,14 +333,27 @@ private:
     Box target = entry.target.box();
     Permutation p = plan::composedPermutation(*steps, wanted.rank());
     const std::vector<SourcePiece> &pieces = sourcePieces(*tensor);
-    if (pieces.empty())
-      return; // its shards overlap; reported
+    if (overlapping_.count(tensor->id()))
+      return; // reported
     int64_t found = 0;
+    for (const SourcePiece &piece : pieces)
+      if (std::optional<Box> part = intersect(piece.box, wanted))
+        found += part->volume();
+    if (found != wanted.volume()) {
+      if (budget_.allow())
+        state_.diags
+            .error(SourceLocation{},
+                   "'" + entry.target.key + target.toString() + "' needs " +
+                       entry.source.key + wanted.toString() + ", but " +
+                       std::to_string(wanted.volume() - found) +
+                       " of its elements are in no stored shard of the source")
+            .hint("the source metadata's shards must cover every key whole");
+      return;
+    }
     for (const SourcePiece &piece : pieces) {
       std::optional<Box> part = intersect(piece.box, wanted);
       if (!part)
         continue;
-      found += part->volume();
       Box destinationRegion = target;
       if (*part != wanted) {
         if (!plan::keepsBoxes(*steps)) {
@@ -363,14 +387,6 @@ private:
                                           sourceRank, destinationRank,
                                           *transform});
     }
-    if (found != wanted.volume() && budget_.allow())
-      state_.diags
-          .error(SourceLocation{},
-                 "'" + entry.target.key + target.toString() + "' needs " +
-                     entry.source.key + wanted.toString() + ", but " +
-                     std::to_string(wanted.volume() - found) +
-                     " of its elements are in no stored shard of the source")
-          .hint("the source metadata's shards must cover every key whole");
   }
 
   CompilationState &state_;
@@ -384,11 +400,13 @@ private:
       destinationFileIds_;
   /// (destination rank, source tensor) pairs already counted.
   std::unordered_set<uint64_t> broadcast_;
+  std::unordered_set<TensorId> overlapping_;
   struct CachedTransform {
     std::vector<std::string> postprocess;
     size_t sourceRank;
     DType sourceType;
     DType targetType;
+    bool state;
     uint32_t id;
   };
   std::vector<CachedTransform> transformCache_;
