@@ -21,6 +21,7 @@
 #include "aoa/passes/CompilationState.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <unordered_map>
 #include <ostream>
@@ -342,7 +343,8 @@ private:
                               return i.opcode == Opcode::Copy;
                             });
       for (auto *list : {&reads[rank], &exchange[rank], &tail[rank]})
-        out.insert(out.end(), list->begin(), list->end());
+        out.insert(out.end(), std::make_move_iterator(list->begin()),
+                   std::make_move_iterator(list->end()));
     }
   }
 
