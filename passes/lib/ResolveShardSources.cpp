@@ -18,6 +18,7 @@
 #include <map>
 #include <ostream>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -74,6 +75,7 @@ public:
     state_.plan.sourceTensors.reserve(source.shardCount());
     state_.transfers.reserve(2 * destination.shardCount());
     readBytes_.assign(ranks, 0);
+    fileReadBytes_.assign(source.files().size(), 0);
 
     for (TensorId id : destination.tensorIdsByKey()) {
       TensorRef tensor = destination.tensor(id);
@@ -223,18 +225,21 @@ private:
     return true;
   }
 
-  /// The replica to read: one on `destinationRank` if any, else the one on
-  /// the rank that has read the least so far.
+  /// The replica to read: one on `destinationRank` if any (the least-read
+  /// file there), else the one on the rank, then in the file, that has read
+  /// the least so far.
   ShardId chooseReplica(const SourcePiece &piece, uint32_t destinationRank) {
     const ShardMetadata &source = *state_.source.metadata();
+    auto load = [&](ShardId id) {
+      ShardRef shard = source.shard(id);
+      return std::make_tuple(shard.rank() != destinationRank,
+                             readBytes_[shard.rank()],
+                             fileReadBytes_[shard.fileId()]);
+    };
     ShardId best = piece.replicas[0];
-    for (ShardId id : piece.replicas) {
-      uint32_t rank = source.shard(id).rank();
-      if (rank == destinationRank)
-        return id;
-      if (readBytes_[rank] < readBytes_[source.shard(best).rank()])
+    for (ShardId id : piece.replicas)
+      if (load(id) < load(best))
         best = id;
-    }
     return best;
   }
 
@@ -380,8 +385,10 @@ private:
       }
       ShardId replica = chooseReplica(piece, destinationRank);
       uint32_t sourceRank = source.shard(replica).rank();
-      readBytes_[sourceRank] +=
+      int64_t bytes =
           part->volume() * static_cast<int64_t>(dtypeSize(tensor->dtype()));
+      readBytes_[sourceRank] += bytes;
+      fileReadBytes_[source.shard(replica).fileId()] += bytes;
       state_.transfers.push_back(Transfer{planSourceTensor(replica), *part,
                                           destinationTensor, destinationRegion,
                                           sourceRank, destinationRank,
@@ -393,6 +400,7 @@ private:
   ShardSourceFinder finder_;
   ErrorBudget budget_;
   std::vector<int64_t> readBytes_;
+  std::vector<int64_t> fileReadBytes_; ///< by source metadata file id
   std::unordered_map<TensorId, std::vector<SourcePiece>> sourcePieces_;
   std::unordered_map<ShardId, uint32_t> sourceTensorIds_;
   /// Keyed by the metadata's interned file names.
