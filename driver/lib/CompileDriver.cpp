@@ -14,6 +14,7 @@
 #include "aoa/passes/Passes.h"
 
 #include <algorithm>
+#include <map>
 #include <cctype>
 #include <cstring>
 #include <ostream>
@@ -85,6 +86,25 @@ bool runStages(CompileOptions options, SourceManager &sources,
   }
 
   state.memoryBudget = options.memoryBudget;
+  // Metadata files are parsed without keeping their text; a diagnostic about
+  // a key reads the file again (once) to point at the key's declaration.
+  std::map<std::string, std::optional<uint32_t>> metadataBuffers;
+  state.locateMetadataKey = [&](bool destination, const std::string &key) {
+    const std::string &path = destination ? options.destinationMetadataPath
+                                          : options.sourceMetadataPath;
+    auto [it, inserted] = metadataBuffers.emplace(path, std::nullopt);
+    if (inserted) {
+      std::string text;
+      if (!readFileToString(path, text))
+        it->second = sources.addBuffer(path, std::move(text));
+    }
+    if (!it->second)
+      return SourceLocation{};
+    size_t at = sources.text(*it->second).find("\"" + key + "\"");
+    return at == std::string_view::npos
+               ? SourceLocation{}
+               : sources.locationForOffset(*it->second, at);
+  };
   PipelineStage stage = options.emit == EmitKind::Expanded ? PipelineStage::Macros
                         : options.emit == EmitKind::Ir     ? PipelineStage::Ops
                         : options.emit == EmitKind::Mappings

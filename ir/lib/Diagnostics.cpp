@@ -76,6 +76,10 @@ const char *severityColor(Severity severity) {
   return "";
 }
 
+/// Lines longer than this are shown as a window around the caret (a
+/// one-line JSON file can be hundreds of megabytes long).
+constexpr size_t kMaxShownLine = 160;
+
 /// The source line and a caret under the location's column; tabs in the
 /// line are repeated in the caret line so the caret stays aligned.
 void printCaret(std::ostream &os, const SourceManager &sources,
@@ -83,20 +87,48 @@ void printCaret(std::ostream &os, const SourceManager &sources,
   std::string_view line = sources.lineText(loc.buffer, loc.line);
   if (line.empty() && loc.column <= 1)
     return;
-  os << line << '\n';
-  std::string caret;
-  uint32_t column = 1;
-  for (size_t i = 0; i < line.size() && column < loc.column; ++i) {
-    unsigned char c = static_cast<unsigned char>(line[i]);
-    if ((c & 0xC0) == 0x80)
+  auto isContinuation = [&](size_t i) {
+    return i < line.size() &&
+           (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80;
+  };
+  // The byte where the caret goes.
+  size_t caretByte = 0;
+  for (uint32_t column = 1; caretByte < line.size() && column < loc.column;
+       ++column) {
+    ++caretByte;
+    while (isContinuation(caretByte))
+      ++caretByte;
+  }
+  std::string_view shown = line;
+  std::string prefix, suffix;
+  if (line.size() > kMaxShownLine) {
+    size_t begin = caretByte > kMaxShownLine / 2 ? caretByte - kMaxShownLine / 2 : 0;
+    while (isContinuation(begin))
+      ++begin;
+    size_t end = std::min(line.size(), begin + kMaxShownLine);
+    while (isContinuation(end))
+      ++end;
+    shown = line.substr(begin, end - begin);
+    prefix = begin > 0 ? "..." : "";
+    suffix = end < line.size() ? "..." : "";
+    caretByte -= begin;
+  }
+  os << prefix << shown << suffix << '\n';
+  std::string caret(prefix.size(), ' ');
+  size_t i = 0;
+  for (; i < shown.size() && i < caretByte; ++i) {
+    if (isContinuation(i + (shown.data() - line.data())))
       continue; // continuation byte of a multi-byte code point
-    caret += (c == '\t') ? '\t' : ' ';
-    ++column;
+    caret += (shown[i] == '\t') ? '\t' : ' ';
   }
   // A column past the end of the line points just after it.
-  while (column < loc.column) {
-    caret += ' ';
-    ++column;
+  if (caretByte >= shown.size()) {
+    uint32_t column = 1;
+    for (size_t j = 0; j < line.size(); ++j)
+      if (!isContinuation(j))
+        ++column;
+    for (; column < loc.column; ++column)
+      caret += ' ';
   }
   os << caret << "^\n";
 }

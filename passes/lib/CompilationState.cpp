@@ -19,8 +19,11 @@ InFlightDiagnostic reportAt(CompilationState &state, const Statement &statement,
 
 InFlightDiagnostic reportAtOp(CompilationState &state, size_t op,
                               const std::string &name, std::string message) {
-  if (op >= state.ops.size())
-    return state.diags.error(SourceLocation{}, std::move(message));
+  if (op >= state.ops.size()) // no statement: point at the key's metadata
+    return state.diags.error(state.locateMetadataKey
+                                 ? state.locateMetadataKey(true, name)
+                                 : SourceLocation{},
+                             std::move(message));
   const Op &producer = state.ops[op];
   SourceLocation at = producer.location;
   for (size_t i = 0; i < producer.results.size(); ++i)

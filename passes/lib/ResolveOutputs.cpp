@@ -98,8 +98,7 @@ private:
         df_.inputFor(state_.source, std::string(model));
     if (!input) {
       if (budget_.allow())
-        state_.diags
-            .error(SourceLocation{},
+        reportAtOp(state_, kNoOp, key,
                    "destination key '" + key + "' of " +
                        state_.destination.describe() + " is not in " +
                        state_.source.describe() +

@@ -60,6 +60,26 @@ TEST(Diagnostics, RendersLlvmStyleWithCaret) {
             "hint: write '->'\n");
 }
 
+TEST(Diagnostics, LongLinesShowAWindowAroundTheCaret) {
+  // A one-line JSON file: only 160 bytes around the caret are echoed.
+  std::string line = std::string(1000, 'x');
+  line[600] = 'K';
+  SourceManager sources;
+  uint32_t buffer = sources.addBuffer("m.json", line + "\n");
+  Diagnostic d;
+  d.location = SourceLocation{buffer, 1, 601};
+  d.message = "bad key";
+  std::string shown = line.substr(520, 160);
+  EXPECT_EQ(renderDiagnostic(d, sources),
+            "m.json:1:601: error: bad key\n..." + shown + "...\n" +
+                std::string(3 + 80, ' ') + "^\n");
+  // Near the start of the line nothing is cut on the left.
+  d.location = SourceLocation{buffer, 1, 2};
+  EXPECT_EQ(renderDiagnostic(d, sources),
+            "m.json:1:2: error: bad key\n" + line.substr(0, 160) + "...\n" +
+                " ^\n");
+}
+
 TEST(Diagnostics, SubPathNamesTheJsonStatement) {
   SourceManager sources;
   uint32_t buffer = sources.addBuffer("cfg.json", "x -> y", "aoa_statements[4]");

@@ -45,6 +45,12 @@ struct CompilationState {
   std::function<void(const TensorDesc &query,
                      llvm::ArrayRef<MappingEntry> entries)>
       mappingSink;
+  /// Where a key is declared in the destination (or source) metadata file,
+  /// for diagnostics about keys no statement mentions; set by the driver,
+  /// which can read the file again when an error needs it.
+  std::function<SourceLocation(bool destination, const std::string &key)>
+      locateMetadataKey;
+
   /// What find-shard-sources answered: queries and entries.
   size_t answeredQueries = 0;
   size_t answeredEntries = 0;
@@ -79,7 +85,7 @@ InFlightDiagnostic reportAt(CompilationState &state, const Statement &statement,
 
 /// Reports a diagnostic at op `op`'s statement (its expansion chain as
 /// notes), pointing at the result named `name` when there is one; an op of
-/// kNoOp (an identity load) reports without a location.
+/// kNoOp (an identity load) reports at `name` in the destination metadata.
 InFlightDiagnostic reportAtOp(CompilationState &state, size_t op,
                               const std::string &name, std::string message);
 
