@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "PlanLineParser.h"
 
+#include "aoa/ir/IntegerList.h"
+
 #include "PlanTextSyntax.h"
 
 #include "aoa/ir/Diagnostics.h"
@@ -91,49 +93,6 @@ std::string dtypeList() {
   for (const std::string &name : dtypeNames())
     out += (out.empty() ? "" : ", ") + name;
   return out;
-}
-
-/// Parses a Python-style list of integers, `[4, 2, 3]` (the inside of a
-/// transform step); false on anything else.
-bool parseIntegerList(std::string_view text, std::vector<int64_t> &values) {
-  values.clear();
-  size_t pos = 0;
-  auto skip = [&] {
-    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t'))
-      ++pos;
-  };
-  auto accept = [&](char c) {
-    skip();
-    if (pos < text.size() && text[pos] == c) {
-      ++pos;
-      return true;
-    }
-    return false;
-  };
-  if (!accept('['))
-    return false;
-  if (!accept(']')) {
-    do {
-      skip();
-      bool negative = pos < text.size() && text[pos] == '-';
-      if (negative)
-        ++pos;
-      if (pos >= text.size() || !isDigit(text[pos]))
-        return false;
-      int64_t value = 0;
-      while (pos < text.size() && isDigit(text[pos])) {
-        if (__builtin_mul_overflow(value, 10, &value) ||
-            __builtin_add_overflow(value, text[pos] - '0', &value))
-          return false;
-        ++pos;
-      }
-      values.push_back(negative ? -value : value);
-    } while (accept(','));
-    if (!accept(']'))
-      return false;
-  }
-  skip();
-  return pos == text.size();
 }
 
 class LineParser {
@@ -507,12 +466,11 @@ bool LineParser::step(std::string_view text, size_t at,
                       plan::TransformStep &value) {
   constexpr std::string_view kReshape = "reshape:";
   constexpr std::string_view kFlatten = "flatten:";
-  std::vector<int64_t> values;
   if (!text.empty() && text.front() == '[') {
     std::string why = "expected a list of axes such as \"[1, 0]\"";
     std::optional<Permutation> p;
-    if (parseIntegerList(text, values))
-      p = Permutation::fromAxes(values, values.size(), &why);
+    if (std::optional<std::vector<int64_t>> axes = parseIntegerList(text))
+      p = Permutation::fromAxes(*axes, axes->size(), &why);
     if (!p)
       return fail(at, "invalid permutation step " + quote(text) + ": " + why);
     value.kind = plan::TransformStep::Kind::Permute;
@@ -521,7 +479,9 @@ bool LineParser::step(std::string_view text, size_t at,
   }
   bool reshape = text.substr(0, kReshape.size()) == kReshape;
   if (reshape || text.substr(0, kFlatten.size()) == kFlatten) {
-    if (!parseIntegerList(text.substr(kReshape.size()), values))
+    std::optional<std::vector<int64_t>> canonical =
+        parseIntegerList(text.substr(kReshape.size()));
+    if (!canonical)
       return fail(
           at, "invalid " + std::string(reshape ? "reshape" : "flatten") +
                   " step " + quote(text) +
@@ -529,7 +489,7 @@ bool LineParser::step(std::string_view text, size_t at,
                   std::string(reshape ? kReshape : kFlatten) + "[4, 2, 3]'");
     value.kind = reshape ? plan::TransformStep::Kind::Reshape
                          : plan::TransformStep::Kind::Flatten;
-    value.canonical = std::move(values);
+    value.canonical = std::move(*canonical);
     return true;
   }
   if (std::optional<DType> dtype = parseDTypeName(text)) {

@@ -1,6 +1,8 @@
 //===- Plan.cpp ------------------------------------------------------------===//
 #include "aoa/ir/Plan.h"
 
+#include "aoa/ir/IntegerList.h"
+
 #include <algorithm>
 
 namespace aoa {
@@ -30,41 +32,6 @@ std::string TransformStep::text() const {
   return "";
 }
 
-namespace {
-
-/// Parses "[4, 2, 3]" (positive integers).
-std::optional<std::vector<int64_t>> parseShapeList(std::string_view text) {
-  if (text.size() < 2 || text.front() != '[' || text.back() != ']')
-    return std::nullopt;
-  std::vector<int64_t> values;
-  std::string_view body = text.substr(1, text.size() - 2);
-  while (!body.empty()) {
-    size_t comma = body.find(',');
-    std::string_view item = body.substr(0, comma);
-    while (!item.empty() && item.front() == ' ')
-      item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ')
-      item.remove_suffix(1);
-    int64_t value = 0;
-    if (item.empty() || item.size() > 18)
-      return std::nullopt;
-    for (char c : item) {
-      if (c < '0' || c > '9')
-        return std::nullopt;
-      value = value * 10 + (c - '0');
-    }
-    if (value <= 0)
-      return std::nullopt;
-    values.push_back(value);
-    if (comma == std::string_view::npos)
-      break;
-    body.remove_prefix(comma + 1);
-  }
-  return values;
-}
-
-} // namespace
-
 std::optional<std::vector<TransformStep>>
 parseTransformSteps(const std::vector<std::string> &texts, size_t inputRank,
                     std::string &why) {
@@ -84,8 +51,10 @@ parseTransformSteps(const std::vector<std::string> &texts, size_t inputRank,
     } else if (marker("reshape:") || marker("flatten:")) {
       bool flatten = marker("flatten:");
       std::optional<std::vector<int64_t>> canonical =
-          parseShapeList(std::string_view(text).substr(8));
+          parseIntegerList(std::string_view(text).substr(8));
       if (!canonical || canonical->size() < 3 ||
+          std::any_of(canonical->begin(), canonical->end(),
+                      [](int64_t extent) { return extent <= 0; }) ||
           rank != (flatten ? canonical->size() : 2)) {
         why = "'" + text + "' does not apply to data of rank " +
               std::to_string(rank);

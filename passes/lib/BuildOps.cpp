@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/passes/Passes.h"
 
+#include "aoa/ir/IntegerList.h"
 #include "aoa/passes/CompilationState.h"
 
 #include <algorithm>
@@ -20,54 +21,6 @@ namespace aoa {
 namespace {
 
 ValueName valueNameOf(const Name &name) { return {name.text, name.temporary}; }
-
-/// Parses a Python list of integers such as "[4, 2, 3]".
-std::optional<std::vector<int64_t>> parseIntegerList(const std::string &text) {
-  std::vector<int64_t> values;
-  size_t i = 0;
-  auto skipSpace = [&] {
-    while (i < text.size() && (text[i] == ' ' || text[i] == '\t'))
-      ++i;
-  };
-  skipSpace();
-  if (i == text.size() || text[i++] != '[')
-    return std::nullopt;
-  skipSpace();
-  if (i < text.size() && text[i] == ']')
-    return ++i, skipSpace(), i == text.size() ? std::optional(values)
-                                               : std::nullopt;
-  while (true) {
-    skipSpace();
-    size_t start = i;
-    if (i < text.size() && text[i] == '-')
-      ++i;
-    size_t digits = i;
-    int64_t value = 0;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-      if (value > (INT64_MAX - 9) / 10)
-        return std::nullopt;
-      value = value * 10 + (text[i++] - '0');
-    }
-    if (i == digits)
-      return std::nullopt;
-    values.push_back(text[start] == '-' ? -value : value);
-    skipSpace();
-    if (i < text.size() && text[i] == ',') {
-      ++i;
-      skipSpace();
-      if (i < text.size() && text[i] == ']')
-        break;
-      continue;
-    }
-    break;
-  }
-  if (i == text.size() || text[i++] != ']')
-    return std::nullopt;
-  skipSpace();
-  if (i != text.size())
-    return std::nullopt;
-  return values;
-}
 
 class OpBuilder {
 public:
