@@ -1,6 +1,8 @@
 //===- MetadataWriter.cpp --------------------------------------------------===//
 #include "aoa/frontend/MetadataWriter.h"
 
+#include "aoa/ir/Json.h"
+
 #include <charconv>
 #include <ostream>
 #include <sstream>
@@ -27,24 +29,7 @@ public:
     auto result = std::to_chars(digits, digits + sizeof(digits), value);
     buffer_.append(digits, result.ptr);
   }
-  void string(std::string_view text) {
-    buffer_ += '"';
-    for (char c : text) {
-      unsigned char u = static_cast<unsigned char>(c);
-      if (c == '"' || c == '\\') {
-        buffer_ += '\\';
-        buffer_ += c;
-      } else if (u < 0x20) {
-        static const char kHex[] = "0123456789abcdef";
-        buffer_ += "\\u00";
-        buffer_ += kHex[u >> 4];
-        buffer_ += kHex[u & 15];
-      } else {
-        buffer_ += c;
-      }
-    }
-    buffer_ += '"';
-  }
+  void string(std::string_view text) { appendJsonString(buffer_, text); }
   void integers(llvm::ArrayRef<int64_t> values) {
     buffer_ += '[';
     for (size_t i = 0; i < values.size(); ++i) {

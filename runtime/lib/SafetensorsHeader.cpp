@@ -9,7 +9,7 @@
 #include "aoa/runtime/SafetensorsHeader.h"
 
 #include "Messages.h"
-#include "aoa/ir/Mapping.h" // appendJsonString, the project's JSON escaper
+#include "aoa/ir/Json.h"
 
 #include <simdjson.h>
 

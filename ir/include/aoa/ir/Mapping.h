@@ -10,6 +10,7 @@
 
 #include "aoa/ir/Box.h"
 #include "aoa/ir/DType.h"
+#include "aoa/ir/Json.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -48,8 +49,6 @@ struct Mapping {
   std::vector<MappingEntry> entries;
 };
 
-/// Appends `s` as a JSON string literal (quoted and escaped).
-void appendJsonString(std::string &out, const std::string &s);
 /// Appends `{"key": …, "global_offset": […], "local_shape": […],
 /// "global_shape": […], "dtype": "…"}`.
 void appendTensorDescJson(std::string &out, const TensorDesc &desc);
