@@ -9,16 +9,9 @@ compile="$build_dir/bin/aoa-compile"
 config="$(dirname "$0")/deepseek_v3_tp8ep8_to_tp4ep16.aoa"
 mkdir -p "$out_dir"
 
-echo "== machine"
-echo "nproc: $(nproc)"
-lscpu | grep 'Model name' || true
-grep PRETTY_NAME /etc/os-release || true
-uptime
-
-if [[ ! -f "$out_dir/src.json" || ! -f "$out_dir/dst.json" ]]; then
-  "$build_dir/bin/aoa-bench-gen-metadata" --src "$out_dir/src.json" --dst "$out_dir/dst.json"
-fi
-cat "$out_dir/src.json" "$out_dir/dst.json" > /dev/null # warm the page cache
+source "$(dirname "$0")/common.sh"
+print_machine
+ensure_deepseek_metadata "$build_dir" "$out_dir"
 
 for run in 1 2; do
   echo "== run $run"
