@@ -50,7 +50,6 @@ import argparse
 import json
 import os
 import sys
-from functools import reduce
 
 sys.dont_write_bytecode = True  # no __pycache__ beside apply_mappings.py
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -70,16 +69,8 @@ def fail(message):
     raise PlanError(message)
 
 
-def volume(shape):
-    return reduce(lambda a, b: a * b, shape, 1)
-
-
-def strides(shape):
-    out, acc = [], 1
-    for n in reversed(shape):
-        out.append(acc)
-        acc *= n
-    return list(reversed(out))
+volume = apply_mappings.volume
+strides = apply_mappings.strides
 
 
 def coords(shape):
