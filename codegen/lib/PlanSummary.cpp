@@ -2,6 +2,8 @@
 //-----------------------------------------------------===//
 #include "aoa/codegen/PlanSummary.h"
 
+#include "aoa/ir/ByteSize.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
@@ -9,23 +11,6 @@
 #include <vector>
 
 namespace aoa {
-
-std::string formatByteSize(int64_t bytes) {
-  static const char *const kUnits[] = {"KiB", "MiB", "GiB",
-                                       "TiB", "PiB", "EiB"};
-  if (bytes < 1024 && bytes > -1024)
-    return std::to_string(bytes) + " B";
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  value /= 1024;
-  while ((value >= 1024 || value <= -1024) && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.2f %s", value, kUnits[unit]);
-  return text;
-}
 
 namespace {
 

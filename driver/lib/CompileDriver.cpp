@@ -1,6 +1,8 @@
 //===- CompileDriver.cpp ---------------------------------------------------===//
 #include "aoa/driver/CompileDriver.h"
 
+#include "aoa/ir/ByteSize.h"
+
 #include "aoa/driver/OutputFile.h"
 #include "aoa/codegen/PlanSummary.h"
 #include "aoa/codegen/PlanWriter.h"
@@ -157,33 +159,6 @@ bool runStages(CompileOptions options, SourceManager &sources,
 }
 
 } // namespace
-
-std::optional<int64_t> parseByteSize(const std::string &text) {
-  size_t i = 0;
-  int64_t value = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-    if (value > (INT64_MAX - 9) / 10)
-      return std::nullopt;
-    value = value * 10 + (text[i++] - '0');
-  }
-  if (i == 0)
-    return std::nullopt;
-  std::string unit = text.substr(i);
-  for (char &c : unit)
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  static const char *const kUnits = "KMGT";
-  int shift = 0;
-  if (!unit.empty() && std::strchr(kUnits, unit[0])) {
-    shift = 10 * (static_cast<int>(std::strchr(kUnits, unit[0]) - kUnits) + 1);
-    unit.erase(0, 1);
-  }
-  if (!(unit.empty() || unit == "B" || (shift && unit == "IB")))
-    return std::nullopt;
-  if (value < 0 || value > (INT64_MAX >> shift))
-    return std::nullopt;
-  // 0: no budget.
-  return value == 0 ? INT64_MAX : value << shift;
-}
 
 int runCompile(const CompileOptions &options, std::ostream &out,
                std::ostream &err) {

@@ -16,6 +16,8 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/frontend/MetadataLoader.h"
 
+#include "aoa/ir/ContentHashText.h"
+
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
 
@@ -48,8 +50,9 @@ constexpr std::array<std::string_view, 3> kRootFields = {"format", "version",
                                                          "tensors"};
 constexpr std::array<std::string_view, 3> kTensorFields = {
     "dtype", "global_shape", "shards"};
-constexpr std::array<std::string_view, 6> kShardFields = {
-    "rank", "file", "name", "global_offset", "local_shape", "flat_range"};
+constexpr std::array<std::string_view, 7> kShardFields = {
+    "rank",        "file",       "name", "global_offset",
+    "local_shape", "flat_range", "xxh3"};
 enum RootField { kFormat, kVersion, kTensors };
 enum TensorField { kDType, kGlobalShape, kShards };
 enum ShardField {
@@ -58,7 +61,8 @@ enum ShardField {
   kName,
   kGlobalOffset,
   kLocalShape,
-  kFlatRange
+  kFlatRange,
+  kXxh3
 };
 
 /// The index of `key` among `names`, or -1. Runs a million times per file:
@@ -176,6 +180,8 @@ struct ShardDraft {
   uint32_t shapeBegin = 0, shapeSize = 0;
   FlatElementRange flatRange;
   bool hasFlatRange = false;
+  uint64_t contentHash = 0;
+  bool hasContentHash = false;
   bool valid = true;
   const char *at = nullptr;
   const char *offsetAt = nullptr;
@@ -899,6 +905,27 @@ void MetadataParser::parseShard(ondemand::value &value) {
       coordinates_.resize(begin);
       break;
     }
+    case kXxh3: {
+      const char *at = fieldValue.raw_json_token().data();
+      const char *hint = "xxh3 is the xxh3-64 hash (seed 0) of the stored "
+                         "tensor's bytes as 16 hex digits, e.g. "
+                         "\"2d06800538d394c2\"";
+      std::string_view text;
+      ReadResult read = readString(fieldValue, text);
+      if (read == ReadResult::WrongType) {
+        wrongType(fieldValue, "'xxh3'", "a string of 16 hex digits", hint);
+      } else if (read == ReadResult::Ok) {
+        if (std::optional<uint64_t> hash = parseContentHash(text)) {
+          shard.contentHash = *hash;
+          shard.hasContentHash = true;
+        } else {
+          error(at, context() + "'xxh3' " + quoteForMessage(text) +
+                        " is not 16 hex digits")
+              .hint(hint);
+        }
+      }
+      break;
+    }
     }
     if (stopped_)
       return;
@@ -1039,18 +1066,21 @@ void MetadataParser::commitTensor(std::string_view key, const char *keyAt,
     if (shard.hasFlatRange)
       range = shard.flatRange;
     uint32_t rank = static_cast<uint32_t>(shard.rank);
-    if (!builder_.addShard(
-            rank, fileId(rank, shard.file), nameId(shard.name),
-            llvm::ArrayRef<int64_t>(coordinates_.data() + shard.offsetBegin,
-                                    shard.offsetSize),
-            llvm::ArrayRef<int64_t>(coordinates_.data() + shard.shapeBegin,
-                                    shard.shapeSize),
-            range)) {
+    std::optional<ShardId> id = builder_.addShard(
+        rank, fileId(rank, shard.file), nameId(shard.name),
+        llvm::ArrayRef<int64_t>(coordinates_.data() + shard.offsetBegin,
+                                shard.offsetSize),
+        llvm::ArrayRef<int64_t>(coordinates_.data() + shard.shapeBegin,
+                                shard.shapeSize),
+        range);
+    if (!id) {
       // The checks above make this unreachable; report rather than assert.
       error(shard.at, "internal error: cannot add a shard of tensor " +
                           quoteForMessage(key));
       return;
     }
+    if (shard.hasContentHash)
+      builder_.setContentHash(*id, shard.contentHash);
   }
 }
 

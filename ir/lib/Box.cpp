@@ -129,6 +129,33 @@ std::optional<Box> intersect(const Box &a, const Box &b) {
   return Box(dims);
 }
 
+std::vector<Box> subtract(const Box &a, const Box &b) {
+  if (a.isEmpty())
+    return {};
+  std::optional<Box> common = intersect(a, b);
+  if (!common)
+    return {a};
+  // Peel the parts of `rest` below and above the common interval off each
+  // dimension in turn; what is left at the end is the common box.
+  std::vector<Box> pieces;
+  llvm::SmallVector<Interval, 4> rest(a.dims().begin(), a.dims().end());
+  for (size_t d = 0; d < a.rank(); ++d) {
+    const Interval &keep = common->dim(d);
+    if (rest[d].begin < keep.begin) {
+      llvm::SmallVector<Interval, 4> below = rest;
+      below[d] = Interval{rest[d].begin, keep.begin};
+      pieces.emplace_back(below);
+    }
+    if (keep.end < rest[d].end) {
+      llvm::SmallVector<Interval, 4> above = rest;
+      above[d] = Interval{keep.end, rest[d].end};
+      pieces.emplace_back(above);
+    }
+    rest[d] = keep;
+  }
+  return pieces;
+}
+
 std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (size_t i = shape.size(); i > 1; --i)

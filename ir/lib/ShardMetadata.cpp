@@ -164,6 +164,13 @@ int64_t ShardRef::storedElementCount() const {
   return elementCount(localShape()).value_or(0);
 }
 
+std::optional<uint64_t> ShardRef::contentHash() const {
+  if (id_ >= metadata_->hasContentHash_.size() ||
+      !metadata_->hasContentHash_[id_])
+    return std::nullopt;
+  return metadata_->contentHashes_[id_];
+}
+
 ShardMetadata ShardMetadata::clone() const {
   ShardMetadata copy;
   copy.tensors_ = tensors_;
@@ -175,6 +182,8 @@ ShardMetadata ShardMetadata::clone() const {
   copy.strings_ = strings_;
   copy.files_ = files_;
   copy.tensorOfString_ = tensorOfString_;
+  copy.contentHashes_ = contentHashes_;
+  copy.hasContentHash_ = hasContentHash_;
   return copy;
 }
 
@@ -192,7 +201,8 @@ size_t ShardMetadata::memoryBytes() const {
          capacityBytes(globalShapes_) + capacityBytes(coordinates_) +
          capacityBytes(flatRanges_) + capacityBytes(keyOrder_) +
          capacityBytes(tensorOfString_) + strings_.memoryBytes() +
-         files_.memoryBytes();
+         files_.memoryBytes() + capacityBytes(contentHashes_) +
+         hasContentHash_.capacity() / 8;
 }
 
 //===----------------------------------------------------------------------===//
@@ -275,6 +285,18 @@ std::optional<ShardId> ShardMetadataBuilder::addShard(
   if (tensor.flatBegin != ShardMetadata::kNoFlatRanges)
     m.flatRanges_.push_back(flatRange.value_or(FlatElementRange{}));
   return id;
+}
+
+void ShardMetadataBuilder::setContentHash(ShardId shard, uint64_t hash) {
+  ShardMetadata &m = metadata_;
+  if (shard >= m.shards_.size())
+    return;
+  if (shard >= m.contentHashes_.size()) {
+    m.contentHashes_.resize(m.shards_.size(), 0);
+    m.hasContentHash_.resize(m.shards_.size(), false);
+  }
+  m.contentHashes_[shard] = hash;
+  m.hasContentHash_[shard] = true;
 }
 
 void ShardMetadataBuilder::reserve(size_t tensors, size_t shards,

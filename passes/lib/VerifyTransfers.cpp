@@ -10,6 +10,7 @@
 #include "aoa/passes/Passes.h"
 
 #include "aoa/passes/CompilationState.h"
+#include "aoa/ir/BoxOverlap.h"
 #include "ErrorBudget.h"
 
 #include <algorithm>
@@ -74,7 +75,7 @@ private:
   }
 
   /// Written regions must not overlap and must add up to the stored tensor.
-  void checkCoverage(size_t d, std::vector<size_t> &writes) {
+  void checkCoverage(size_t d, const std::vector<size_t> &writes) {
     const plan::StoredTensor &dst = state_.plan.destinationTensors[d];
     const std::string &file = state_.plan.destinationFiles[dst.file].path;
     auto regionOf = [&](size_t i) -> const Box & {
@@ -83,27 +84,14 @@ private:
     int64_t written = 0;
     for (size_t i : writes)
       written += regionOf(i).volume();
-    if (dst.box.rank() > 0) {
-      std::sort(writes.begin(), writes.end(), [&](size_t a, size_t b) {
-        return regionOf(a).dim(0).begin < regionOf(b).dim(0).begin;
-      });
-      std::vector<size_t> active;
-      for (size_t i : writes) {
-        const Box &box = regionOf(i);
-        active.erase(std::remove_if(active.begin(), active.end(),
-                                    [&](size_t j) {
-                                      return regionOf(j).dim(0).end <=
-                                             box.dim(0).begin;
-                                    }),
-                     active.end());
-        for (size_t j : active)
-          if (std::optional<Box> common = intersect(box, regionOf(j))) {
-            report(dst.key + common->toString() + " in '" + file +
-                   "' is written twice");
-            return;
-          }
-        active.push_back(i);
-      }
+    std::vector<const Box *> regions;
+    regions.reserve(writes.size());
+    for (size_t i : writes)
+      regions.push_back(&regionOf(i));
+    if (std::optional<Box> common = findOverlap(regions)) {
+      report(dst.key + common->toString() + " in '" + file +
+             "' is written twice");
+      return;
     }
     if (written != dst.storedElements())
       report(dst.key + dst.box.toString() + " in '" + file + "': " +

@@ -190,6 +190,48 @@ TEST(BoxProperty, IntersectAndContainsMatchPointModel) {
   EXPECT_GT(containments, 50);
 }
 
+// subtract(a, b) holds exactly the points of a outside b, in at most 2*rank
+// disjoint non-empty boxes.
+TEST(BoxProperty, SubtractMatchesPointModel) {
+  std::mt19937_64 rng(0x5B7AC7);
+  const int64_t lo = -3, hi = 5;
+  int partial = 0;
+  for (int iteration = 0; iteration < 400; ++iteration) {
+    const size_t rank = rng() % 5;
+    // Mostly non-empty boxes, so that partial overlaps are common.
+    auto properBox = [&] {
+      llvm::SmallVector<Interval, 4> dims;
+      std::uniform_int_distribution<int64_t> coord(lo, hi);
+      for (size_t i = 0; i < rank; ++i) {
+        int64_t x = coord(rng), y = coord(rng);
+        dims.push_back(Interval{std::min(x, y), std::max(x, y) + 1});
+      }
+      return Box(dims);
+    };
+    bool proper = rng() % 4 != 0;
+    Box a = proper ? properBox() : randomBox(rng, rank, lo, hi);
+    Box b = proper ? properBox() : randomBox(rng, rank, lo, hi);
+    std::vector<Box> pieces = subtract(a, b);
+    EXPECT_LE(pieces.size(), 2 * rank);
+    llvm::SmallVector<Interval, 4> universeDims(rank, Interval{lo, hi + 1});
+    forEachPoint(Box(universeDims), [&](const Point &p) {
+      int holders = 0;
+      for (const Box &piece : pieces)
+        holders += inBox(piece, p);
+      ASSERT_EQ(holders, inBox(a, p) && !inBox(b, p) ? 1 : 0)
+          << a.toString() << " - " << b.toString();
+    });
+    for (const Box &piece : pieces)
+      EXPECT_FALSE(piece.isEmpty()) << piece.toString();
+    partial += pieces.size() > 1;
+  }
+  EXPECT_GT(partial, 40);
+  // Different ranks share nothing; a scalar minus itself is nothing.
+  Box row(llvm::ArrayRef<Interval>{Interval{0, 4}});
+  EXPECT_EQ(subtract(row, Box()), std::vector<Box>{row});
+  EXPECT_TRUE(subtract(Box(), Box()).empty());
+}
+
 // rowMajorIndex numbers the points of a box 0..volume-1 in odometer order, and
 // rowMajorCoords inverts it; translation moves every point by the delta.
 TEST(BoxProperty, RowMajorIndexMatchesOdometerOrder) {

@@ -9,7 +9,7 @@
 #include "aoa/ir/MeshLayout.h"
 #include "aoa/frontend/LayoutSpecLoader.h"
 #include "aoa/frontend/MetadataLoader.h"
-#include "aoa/frontend/MetadataWriter.h"
+#include "aoa/ir/MetadataWriter.h"
 
 #include "BruteForce.h"
 

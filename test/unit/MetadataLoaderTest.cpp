@@ -1,6 +1,6 @@
 //===- MetadataLoaderTest.cpp - Shard metadata model, loader, writer ------===//
 #include "aoa/frontend/MetadataLoader.h"
-#include "aoa/frontend/MetadataWriter.h"
+#include "aoa/ir/MetadataWriter.h"
 #include "aoa/ir/ShardMetadata.h"
 
 #include "CapturedDiagnostics.h"
@@ -72,9 +72,13 @@ ShardMetadata buildSample() {
   EXPECT_TRUE(b.addShard(0, "rank00000.safetensors",
                          "llama.layers.1.mlp.up_proj.weight", {0, 0},
                          {512, 512}));
-  EXPECT_TRUE(b.addShard(1, "rank00001.safetensors",
-                         "llama.layers.1.mlp.up_proj.weight", {512, 0},
-                         {512, 512}));
+  std::optional<ShardId> second =
+      b.addShard(1, "rank00001.safetensors",
+                 "llama.layers.1.mlp.up_proj.weight", {512, 0}, {512, 512});
+  EXPECT_TRUE(second);
+  // Content hashes on two shards only; one is set twice (the last wins).
+  b.setContentHash(*second, 1);
+  b.setContentHash(*second, 0x2d06800538d394c2u);
   EXPECT_TRUE(b.addShard(2, "rank00002.safetensors",
                          "llama.layers.1.mlp.up_proj.weight", {0, 0},
                          {512, 512}));
@@ -87,8 +91,11 @@ ShardMetadata buildSample() {
   // without a flat range after the flat ones.
   EXPECT_TRUE(b.addShard(0, "rank00000.safetensors", "opt.m1", {0, 0},
                          {1024, 512}, FlatElementRange{0, 300000}));
-  EXPECT_TRUE(b.addShard(1, "rank00001.safetensors", "opt.m1", {0, 0},
-                         {1024, 512}, FlatElementRange{300000, 524288}));
+  std::optional<ShardId> flat =
+      b.addShard(1, "rank00001.safetensors", "opt.m1", {0, 0}, {1024, 512},
+                 FlatElementRange{300000, 524288});
+  EXPECT_TRUE(flat);
+  b.setContentHash(*flat, 0);
   EXPECT_TRUE(b.addShard(2, "rank00002.safetensors", "opt.m1.copy", {0, 0},
                          {1024, 512}));
   EXPECT_TRUE(
@@ -126,6 +133,9 @@ void expectSample(const ShardMetadata &m) {
   EXPECT_EQ(vec(up.shards()[0].globalOffset()),
             vec(up.shards()[2].globalOffset()));
   EXPECT_EQ(up.shards()[3].tensorId(), up.id());
+  EXPECT_EQ(up.shards()[1].contentHash(), 0x2d06800538d394c2u);
+  EXPECT_FALSE(up.shards()[0].contentHash());
+  EXPECT_FALSE(up.shards()[2].contentHash());
 
   TensorRef m1 = m.tensor(1);
   EXPECT_EQ(m1.dtype(), DType::F32);
@@ -133,6 +143,8 @@ void expectSample(const ShardMetadata &m) {
   EXPECT_EQ(m1.shards()[0].flatRange(), (FlatElementRange{0, 300000}));
   EXPECT_EQ(m1.shards()[1].flatRange(), (FlatElementRange{300000, 524288}));
   EXPECT_EQ(m1.shards()[1].storedElementCount(), 224288);
+  EXPECT_EQ(m1.shards()[1].contentHash(), 0u) << "a zero hash is a hash";
+  EXPECT_FALSE(m1.shards()[2].contentHash());
   EXPECT_FALSE(m1.shards()[2].flatRange());
   EXPECT_EQ(m1.shards()[2].name(), "opt.m1.copy");
 
@@ -146,6 +158,8 @@ void expectSample(const ShardMetadata &m) {
   EXPECT_TRUE(scalar.shards()[0].localShape().empty());
   EXPECT_EQ(scalar.shards()[0].storedElementCount(), 1);
   EXPECT_EQ(scalar.shards()[0].rank(), 7u);
+  // Added after the first hash was set: no hash, and no out-of-bounds read.
+  EXPECT_FALSE(scalar.shards()[0].contentHash());
 }
 
 TEST(ShardMetadata, BuilderStoresTensorsShardsAndFlatRanges) {
@@ -205,7 +219,9 @@ TEST(ShardMetadata, BuilderRefusesBadInput) {
   EXPECT_FALSE(b.addShard(0, "f", "n", {0, 0}, {4})) << "shape rank";
   EXPECT_FALSE(b.addShard(0, /*fileId=*/9, /*nameId=*/0, {0, 0}, {4, 4}))
       << "unknown file id";
+  b.setContentHash(0, 7); // no shard 0 yet: ignored
   EXPECT_TRUE(b.addShard(0, "f", "n", {0, 0}, {4, 4}));
+  b.setContentHash(1, 7); // no shard 1: ignored
   // An in-file name may later become a key.
   EXPECT_TRUE(b.addTensor("n", DType::F32, {1}));
   ShardMetadata m = b.finish();
@@ -214,6 +230,7 @@ TEST(ShardMetadata, BuilderRefusesBadInput) {
   ASSERT_TRUE(m.find("n"));
   EXPECT_EQ(m.find("n")->shardCount(), 0u);
   EXPECT_EQ(m.tensor(0).shards()[0].nameId(), m.find("n")->keyId());
+  EXPECT_FALSE(m.shard(0).contentHash());
 }
 
 TEST(ShardMetadata, CloneCopiesEverything) {
@@ -251,7 +268,10 @@ TEST(MetadataLoader, WriterOutputIsOneShardPerLine) {
   ShardMetadataBuilder b;
   ASSERT_TRUE(b.addTensor("k", DType::BF16, {4, 2}));
   ASSERT_TRUE(b.addShard(0, "f0", "k", {0, 0}, {2, 2}));
-  ASSERT_TRUE(b.addShard(1, "f1", "k", {2, 0}, {2, 2}, FlatElementRange{1, 3}));
+  std::optional<ShardId> flat =
+      b.addShard(1, "f1", "k", {2, 0}, {2, 2}, FlatElementRange{1, 3});
+  ASSERT_TRUE(flat);
+  b.setContentHash(*flat, 0x00ab00000000cd01u);
   EXPECT_EQ(printShardMetadata(b.finish()),
             "{\"format\": \"aoa-metadata\", \"version\": 1, \"tensors\": {\n"
             "\"k\": {\"dtype\": \"bfloat16\", \"global_shape\": [4, 2], "
@@ -260,7 +280,7 @@ TEST(MetadataLoader, WriterOutputIsOneShardPerLine) {
             "\"global_offset\": [0, 0], \"local_shape\": [2, 2]},\n"
             "  {\"rank\": 1, \"file\": \"f1\", \"name\": \"k\", "
             "\"global_offset\": [2, 0], \"local_shape\": [2, 2], "
-            "\"flat_range\": [1, 3]}]}\n"
+            "\"flat_range\": [1, 3], \"xxh3\": \"00ab00000000cd01\"}]}\n"
             "}}\n");
 }
 
@@ -296,6 +316,36 @@ TEST(MetadataLoader, AcceptsAnyFieldOrderEscapesAndWhitespace) {
   Loaded again(printShardMetadata(m));
   ASSERT_TRUE(again.metadata) << again.all();
   EXPECT_EQ(again.metadata->find("a\"b\xc3\xa9")->shards()[0].name(), "n\\1");
+}
+
+TEST(MetadataLoader, ReadsContentHashesInEitherCase) {
+  std::string text = tensorW(
+      shard("[0, 0]", "[512, 512]", ", \"xxh3\": \"2D06800538d394C2\"") +
+      ",\n" + shard("[512, 0]", "[512, 512]") + ",\n" +
+      // Before the other fields, and on a flat shard.
+      "  {\"xxh3\": \"0000000000000000\", \"rank\": 1, \"file\": \"g\", "
+      "\"name\": \"w\", \"global_offset\": [512, 0], \"local_shape\": [512, "
+      "512], \"flat_range\": [0, 10]}");
+  Loaded loaded(text);
+  ASSERT_TRUE(loaded.metadata) << loaded.all();
+  TensorRef w = loaded.metadata->tensor(0);
+  EXPECT_EQ(w.shards()[0].contentHash(), 0x2d06800538d394c2u);
+  EXPECT_FALSE(w.shards()[1].contentHash());
+  EXPECT_EQ(w.shards()[2].contentHash(), 0u);
+  // The writer spells them in lowercase, last; the text loads back the same.
+  std::string written = printShardMetadata(*loaded.metadata);
+  EXPECT_NE(written.find("\"local_shape\": [512, 512], \"xxh3\": "
+                         "\"2d06800538d394c2\"}"),
+            std::string::npos)
+      << written;
+  EXPECT_NE(written.find("\"flat_range\": [0, 10], \"xxh3\": "
+                         "\"0000000000000000\"}"),
+            std::string::npos)
+      << written;
+  Loaded again(written);
+  ASSERT_TRUE(again.metadata) << again.all();
+  EXPECT_EQ(printShardMetadata(*again.metadata), written);
+  EXPECT_EQ(printShardMetadata(again.metadata->clone()), written);
 }
 
 TEST(MetadataLoader, AcceptsAnEmptyTensorObject) {
@@ -493,7 +543,7 @@ TEST(MetadataLoaderErrors, UnknownFieldsAtEveryLevelWithSuggestions) {
             "tensor 'w', shard 0: unknown field 'zzz' in a shard");
   EXPECT_EQ(loaded.hints(3),
             "known fields of a shard: rank, file, name, global_offset, "
-            "local_shape, flat_range\n");
+            "local_shape, flat_range, xxh3\n");
 }
 
 TEST(MetadataLoaderErrors, WrongValueTypes) {
@@ -645,6 +695,39 @@ TEST(MetadataLoaderErrors, BadFlatRanges) {
   EXPECT_EQ(loaded.message(3),
             "tensor 'w', shard 4: flat_range [-1, 4) lies outside the 262144 "
             "elements of the box [512:1024, 0:512]");
+}
+
+TEST(MetadataLoaderErrors, BadContentHashes) {
+  std::string text =
+      tensorW(shard("[0, 0]", "[512, 512]", ", \"xxh3\": \"2d068005\"") +
+              ",\n" +
+              shard("[0, 0]", "[512, 512]",
+                    ", \"xxh3\": \"0x06800538d394c2\"") +
+              ",\n" +
+              shard("[0, 0]", "[512, 512]",
+                    ", \"xxh3\": \"2d06800538d394c2a\"") +
+              ",\n" + shard("[0, 0]", "[512, 512]", ", \"xxh3\": 12") +
+              ",\n" +
+              shard("[512, 0]", "[512, 512]",
+                    ", \"xxh3\": \"2d06800538d394c2\", \"xxh3\": \"\""));
+  Loaded loaded(text);
+  EXPECT_FALSE(loaded.metadata);
+  ASSERT_EQ(loaded.diagnostics.size(), 5u) << loaded.all();
+  EXPECT_EQ(loaded.message(0),
+            "tensor 'w', shard 0: 'xxh3' '2d068005' is not 16 hex digits");
+  EXPECT_EQ(loaded.where(0), placeOf(text, "\"2d068005\""));
+  EXPECT_EQ(loaded.hints(0),
+            "xxh3 is the xxh3-64 hash (seed 0) of the stored tensor's bytes "
+            "as 16 hex digits, e.g. \"2d06800538d394c2\"\n");
+  EXPECT_EQ(loaded.message(1), "tensor 'w', shard 1: 'xxh3' "
+                               "'0x06800538d394c2' is not 16 hex digits");
+  EXPECT_EQ(loaded.message(2), "tensor 'w', shard 2: 'xxh3' "
+                               "'2d06800538d394c2a' is not 16 hex digits");
+  EXPECT_EQ(loaded.message(3), "tensor 'w', shard 3: 'xxh3' must be a string "
+                               "of 16 hex digits, not the number 12");
+  EXPECT_EQ(loaded.where(3), placeOf(text, "12}"));
+  EXPECT_EQ(loaded.message(4),
+            "tensor 'w', shard 4: field 'xxh3' appears twice");
 }
 
 TEST(MetadataLoaderErrors, KeyGivenTwiceNotesTheFirst) {

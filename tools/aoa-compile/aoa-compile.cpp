@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/driver/CompileDriver.h"
+#include "aoa/ir/ByteSize.h"
 
 #include "llvm/Support/CommandLine.h"
 

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/driver/OutputFile.h"
 #include "aoa/frontend/LayoutSpecLoader.h"
-#include "aoa/frontend/MetadataWriter.h"
+#include "aoa/ir/MetadataWriter.h"
 
 #include "llvm/Support/CommandLine.h"
 

@@ -11,6 +11,7 @@
 #ifndef AOA_CODEGEN_PLANSUMMARY_H
 #define AOA_CODEGEN_PLANSUMMARY_H
 
+#include "aoa/ir/ByteSize.h"
 #include "aoa/ir/Plan.h"
 
 #include <cstdint>
@@ -25,8 +26,6 @@ namespace aoa {
 void printPlanSummary(const plan::Plan &plan, std::ostream &os,
                       int64_t broadcastBytes);
 
-/// `512 B`, `1.50 KiB`, `2.00 GiB`: binary units with two decimals.
-std::string formatByteSize(int64_t bytes);
 
 } // namespace aoa
 

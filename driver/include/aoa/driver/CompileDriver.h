@@ -44,9 +44,6 @@ struct CompileOptions {
   bool timePasses = false;
 };
 
-/// Parses a byte count: digits with an optional K, M, G or T suffix (powers
-/// of 1024, an optional trailing "B" or "iB"); 0 means no limit (INT64_MAX).
-std::optional<int64_t> parseByteSize(const std::string &text);
 
 /// Runs the pipeline; diagnostics go to `err`, emitted text to `out` (or the
 /// output file). Returns the process exit code: 0 on success, 1 on errors.

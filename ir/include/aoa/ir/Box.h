@@ -114,6 +114,12 @@ private:
 /// file comment). Two rank-0 boxes intersect in the rank-0 box.
 std::optional<Box> intersect(const Box &a, const Box &b);
 
+/// The elements of `a` that are not in `b`, as at most 2 * rank disjoint,
+/// non-empty boxes (slabs peeled off one dimension after another). Empty
+/// when `b` contains `a` or `a` is empty; {a} when they share no element
+/// (which includes different ranks).
+std::vector<Box> subtract(const Box &a, const Box &b);
+
 /// Row-major strides of a shape: strides[i] = shape[i+1] * ... * shape[n-1].
 std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape);
 

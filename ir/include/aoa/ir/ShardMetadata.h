@@ -18,6 +18,10 @@
 // those arrays. The model is immutable once built: ShardMetadataBuilder makes
 // it (the metadata loader, tests and passes use the builder alike).
 //
+// A shard may carry the xxh3-64 hash (seed 0) of its stored bytes, which a
+// written checkpoint records so that a later run can verify the data. Only
+// written checkpoints have hashes, so the array is allocated on first use.
+//
 //===----------------------------------------------------------------------===//
 #ifndef AOA_IR_SHARDMETADATA_H
 #define AOA_IR_SHARDMETADATA_H
@@ -119,6 +123,9 @@ public:
   std::optional<FlatElementRange> flatRange() const;
   /// Elements stored: the flat range's size, or the box's volume.
   int64_t storedElementCount() const;
+  /// The xxh3-64 hash (seed 0) of the stored tensor's bytes, when recorded
+  /// (metadata "xxh3").
+  std::optional<uint64_t> contentHash() const;
 
 private:
   friend class ShardMetadata;
@@ -283,6 +290,10 @@ private:
   /// The tensor whose key each string is, or kNotAKey.
   std::vector<TensorId> tensorOfString_;
   static constexpr TensorId kNotAKey = UINT32_MAX;
+  /// Per shard, allocated by the first setContentHash (sized to the shards
+  /// there were then; later shards grow it as they get one).
+  std::vector<uint64_t> contentHashes_;
+  std::vector<bool> hasContentHash_;
 };
 
 /// Makes a ShardMetadata. Tensors are added one at a time, each followed by
@@ -311,6 +322,10 @@ public:
            llvm::ArrayRef<int64_t> globalOffset,
            llvm::ArrayRef<int64_t> localShape,
            std::optional<FlatElementRange> flatRange = std::nullopt);
+  /// Records the xxh3-64 hash of shard `shard`'s stored bytes, replacing
+  /// any earlier one. An id that was not returned by addShard is ignored.
+  void setContentHash(ShardId shard, uint64_t hash);
+
   uint32_t internFile(std::string_view file) {
     return metadata_.files_.intern(file);
   }

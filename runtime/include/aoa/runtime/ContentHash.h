@@ -10,6 +10,8 @@
 #ifndef AOA_RUNTIME_CONTENTHASH_H
 #define AOA_RUNTIME_CONTENTHASH_H
 
+#include "aoa/ir/ContentHashText.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -48,12 +50,10 @@ private:
 /// The hash of one buffer (same value as a ContentHasher fed with it).
 uint64_t contentHash(const void *data, size_t size);
 
-/// "2d06800538d394c2": 16 lowercase hex digits, zero-padded.
-std::string formatContentHash(uint64_t hash);
-
-/// The inverse of formatContentHash: exactly 16 hex digits (either case);
-/// nullopt otherwise.
-std::optional<uint64_t> parseContentHash(std::string_view text);
+/// The text form ("2d06800538d394c2") lives in ir, which the metadata writer
+/// and loader share; it is part of this API too.
+using ::aoa::formatContentHash;
+using ::aoa::parseContentHash;
 
 } // namespace aoa::runtime
 

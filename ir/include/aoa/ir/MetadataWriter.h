@@ -3,10 +3,15 @@
 // Writes a ShardMetadata in the aoa-metadata v1 format (DESIGN.md §2.1), the
 // inverse of MetadataLoader: tensors in file order, one shard per line, so
 // large files stay readable and diagnostics about them print short lines.
+// A shard's content hash, when it has one, is its last field:
+// "xxh3": "2d06800538d394c2".
+//
+// It lives in ir, not frontend, because the runtime writes the metadata.json
+// of the checkpoints it produces.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_FRONTEND_METADATAWRITER_H
-#define AOA_FRONTEND_METADATAWRITER_H
+#ifndef AOA_IR_METADATAWRITER_H
+#define AOA_IR_METADATAWRITER_H
 
 #include "aoa/ir/ShardMetadata.h"
 
@@ -23,4 +28,4 @@ std::string printShardMetadata(const ShardMetadata &metadata);
 
 } // namespace aoa
 
-#endif // AOA_FRONTEND_METADATAWRITER_H
+#endif // AOA_IR_METADATAWRITER_H

@@ -1,6 +1,7 @@
 //===- MetadataWriter.cpp --------------------------------------------------===//
-#include "aoa/frontend/MetadataWriter.h"
+#include "aoa/ir/MetadataWriter.h"
 
+#include "aoa/ir/ContentHashText.h"
 #include "aoa/ir/Json.h"
 
 #include <charconv>
@@ -88,6 +89,11 @@ void writeShardMetadata(const ShardMetadata &metadata, std::ostream &os) {
         out.raw(", ");
         out.integer(range->end);
         out.raw("]");
+      }
+      if (std::optional<uint64_t> hash = shard.contentHash()) {
+        out.raw(", \"xxh3\": \"");
+        out.raw(formatContentHash(*hash));
+        out.raw("\"");
       }
       out.raw("}");
     }

@@ -1,0 +1,27 @@
+//===- BoxOverlap.h - Finding two boxes that share elements -----*- C++ -*-===//
+//
+// Coverage checks (the compiler's verify pass, the runtime's check of a
+// plan's writes) need to know whether regions written into one tensor are
+// pairwise disjoint. Sorting by the first axis and sweeping compares only
+// boxes whose first-axis intervals overlap: near linear for the row bands
+// and column strips that layouts produce.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_IR_BOXOVERLAP_H
+#define AOA_IR_BOXOVERLAP_H
+
+#include "aoa/ir/Box.h"
+
+#include <optional>
+#include <vector>
+
+namespace aoa {
+
+/// The elements two of `boxes` share (the first such pair found), or nullopt
+/// when the boxes are pairwise disjoint. Boxes of rank 0 are single
+/// elements. Reorders `boxes`.
+std::optional<Box> findOverlap(std::vector<const Box *> &boxes);
+
+} // namespace aoa
+
+#endif // AOA_IR_BOXOVERLAP_H
