@@ -1,6 +1,9 @@
 //===- SafetensorsWriter.cpp ----------------------------------------------===//
 #include "aoa/runtime/SafetensorsWriter.h"
 
+#include "FileSystemSupport.h"
+#include "aoa/runtime/AtomicFile.h"
+
 #include "Messages.h"
 
 #include <simdjson.h>
@@ -54,58 +57,6 @@ bool isValidUtf8(std::string_view text) {
 const char *const kDeclarationHint =
     "the plan declares the destination's tensors; recompile it, or check the "
     "destination layout";
-
-/// The hint for a failed write or reservation, by cause.
-std::string writeFailureHint(int errnoValue) {
-  switch (errnoValue) {
-  case ENOSPC:
-    return "the file system is full; free space or write the destination "
-           "somewhere else";
-  case EDQUOT:
-    return "the disk quota is exhausted; free space or raise the quota";
-  case EFBIG:
-    return "the file is larger than the file-size limit (ulimit -f) or the "
-           "file system's largest file";
-  default:
-    return kSystemErrorHint;
-  }
-}
-
-/// The hint for a failed creation of the temporary file, by cause.
-std::string createFailureHint(int errnoValue) {
-  switch (errnoValue) {
-  case ENOENT:
-  case ENOTDIR:
-    return "the destination directory does not exist; create it first";
-  case EACCES:
-  case EPERM:
-    return "the destination directory is not writable by this user";
-  case EROFS:
-    return "the destination is on a read-only file system";
-  default:
-    return writeFailureHint(errnoValue);
-  }
-}
-
-/// A number that differs between processes, calls and attempts (O_EXCL
-/// catches the rare collision): the clock and the process id, mixed by
-/// splitmix64's finalizer.
-uint64_t temporarySuffix(int attempt) {
-  uint64_t x =
-      uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-      (uint64_t(::getpid()) << 40) ^ uint64_t(attempt);
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
-  return x ^ (x >> 31);
-}
-
-/// Splits a path into its directory ("." when there is none) and file name.
-std::pair<std::string, std::string> splitPath(const std::string &path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos)
-    return {".", path};
-  return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
-}
 
 /// Lays out the declared tensors in the official order; the first problem
 /// found in a declaration is returned.
@@ -269,19 +220,20 @@ Error SafetensorsWriter::fail(std::string what, std::string hint) const {
 
 Status SafetensorsWriter::write(std::string_view name, uint64_t offset,
                                 const void *data, size_t size) {
-  std::string tensorText = "tensor " + quoteName(name) + ": ";
+  // Built only on failure: writes of many small runs are on the hot path.
+  auto tensorText = [&] { return "tensor " + quoteName(name) + ": "; };
   if (committed_)
-    return fail(tensorText + "cannot write after the file was committed",
+    return fail(tensorText() + "cannot write after the file was committed",
                 "write all data before commit()");
   if (!file_.isOpen())
-    return fail(tensorText + "cannot write after a failed commit",
+    return fail(tensorText() + "cannot write after a failed commit",
                 "create a new writer and write the data again");
   const SafetensorsTensor *tensor = header_.find(name);
   if (!tensor)
-    return fail(tensorText + "no such tensor was declared",
+    return fail(tensorText() + "no such tensor was declared",
                 "declare every tensor when creating the writer");
   if (offset > tensor->byteSize() || size > tensor->byteSize() - offset)
-    return fail(tensorText + "cannot write bytes " +
+    return fail(tensorText() + "cannot write bytes " +
                     formatByteRange(offset, offset + size) +
                     ": the tensor holds " + std::to_string(tensor->byteSize()) +
                     " bytes",
@@ -290,7 +242,7 @@ Status SafetensorsWriter::write(std::string_view name, uint64_t offset,
                                    dataOffset_ + tensor->dataBegin + offset);
   if (written.error) {
     writeFailed_ = true;
-    return fail(tensorText + "writing bytes " +
+    return fail(tensorText() + "writing bytes " +
                     formatByteRange(offset, offset + size) + " to " +
                     quoteName(temporaryPath_) +
                     " failed: " + errnoText(written.error),
@@ -363,18 +315,9 @@ Status SafetensorsWriter::commit() {
   temporaryPath_.clear();
 
   // The rename is durable only once the directory is.
-  std::string directory = splitPath(path_).first;
-  FileDescriptor directoryFile(
-      ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!directoryFile.isOpen())
-    return failSystem("the file is in place, but opening its directory to "
-                      "make the rename durable failed",
-                      errno);
-  // Some file systems cannot sync a directory (EINVAL); nothing is lost.
-  if (::fsync(directoryFile.get()) != 0 && errno != EINVAL)
-    return failSystem("the file is in place, but syncing its directory "
-                      "failed, so the rename may not survive a crash",
-                      errno);
+  if (Status synced = syncDirectory(splitPath(path_).first); !synced.ok())
+    return fail("the file is in place, but " + synced.error().message,
+                synced.error().hint);
   return Status();
 }
 

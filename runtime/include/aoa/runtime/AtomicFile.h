@@ -1,0 +1,27 @@
+//===- AtomicFile.h - Small files that appear whole or not at all -*- C++ -*-===//
+//
+// metadata.json and the run journal's companions must never be seen half
+// written: they are written to a temporary name in the same directory,
+// flushed, renamed over the final name, and the directory is synced.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_RUNTIME_ATOMICFILE_H
+#define AOA_RUNTIME_ATOMICFILE_H
+
+#include "aoa/runtime/Error.h"
+
+#include <string>
+#include <string_view>
+
+namespace aoa::runtime {
+
+/// Writes `contents` to `path` atomically (see the file comment).
+Status writeFileAtomically(const std::string &path, std::string_view contents);
+
+/// Makes renames and creations in `directory` durable (fsync of the
+/// directory; file systems that cannot sync directories are accepted).
+Status syncDirectory(const std::string &directory);
+
+} // namespace aoa::runtime
+
+#endif // AOA_RUNTIME_ATOMICFILE_H

@@ -1,0 +1,58 @@
+//===- SyntheticFill.h - Deterministic tensor contents ----------*- C++ -*-===//
+//
+// Tests and benchmarks need checkpoints with known contents in any layout.
+// A synthetic fill gives every element of every key a value that depends only
+// on (fill, key, element index in the key's row-major flattening), never on
+// the layout, so the same key written as TP2 shards, TP4 shards or flat
+// ranges holds the same values, and any two checkpoints filled alike compare
+// equal.
+//
+//  - random[:SEED] (seed 0 by default): a 64-bit hash of (seed, key, index).
+//    Floating dtypes get k / 2^(p-1) for a k in [-2^(p-1), 2^(p-1)), with p
+//    the dtype's significand bits (11 for float16, 8 for bfloat16, 24, 53):
+//    well spread over [-1, 1) and exactly representable, so no rounding
+//    happens. Integer dtypes get the hash's low bits as their two's
+//    complement value; bool gets its lowest bit (0 or 1).
+//  - iota: element i holds i, rounded to nearest for floating dtypes (exact
+//    up to 2^p), wrapped to the dtype's width for integers, and i mod 2 for
+//    bool.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_RUNTIME_SYNTHETICFILL_H
+#define AOA_RUNTIME_SYNTHETICFILL_H
+
+#include "aoa/ir/Box.h"
+#include "aoa/ir/DType.h"
+#include "aoa/runtime/Error.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace aoa::runtime {
+
+struct SyntheticFill {
+  enum class Kind { Random, Iota };
+  Kind kind = Kind::Random;
+  uint64_t seed = 0;
+
+  /// "random:7", "iota": the spelling parseSyntheticFill reads.
+  std::string toString() const;
+};
+
+/// Reads "random", "random:SEED" (a decimal integer below 2^64) or "iota".
+Expected<SyntheticFill> parseSyntheticFill(std::string_view text);
+
+/// Writes the fill's values for `region` (a box inside `globalShape`) of
+/// `key` into `buffer`: dense, row-major, `dtype`, bufferSize = region volume
+/// × dtype size bytes.
+Status fillSynthetic(const SyntheticFill &fill, std::string_view key,
+                     DType dtype, llvm::ArrayRef<int64_t> globalShape,
+                     const Box &region, void *buffer, size_t bufferSize);
+
+} // namespace aoa::runtime
+
+#endif // AOA_RUNTIME_SYNTHETICFILL_H

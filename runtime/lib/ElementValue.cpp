@@ -1,0 +1,99 @@
+//===- ElementValue.cpp ---------------------------------------------------===//
+#include "aoa/runtime/ElementValue.h"
+
+#include "aoa/runtime/FloatConversion.h"
+
+#include "Messages.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+namespace aoa::runtime {
+
+namespace {
+
+template <typename T> T load(const void *element) {
+  T value;
+  std::memcpy(&value, element, sizeof(T));
+  return value;
+}
+
+/// Shortest round-trip text of a float or double; NaNs with their bits.
+template <typename Float, typename Bits>
+std::string formatFloat(Float value, Bits bits) {
+  if (std::isnan(value)) {
+    std::string text = "nan (bits 0x";
+    for (int shift = int(sizeof(Bits)) * 8 - 8; shift >= 0; shift -= 8)
+      appendHexByte(text, static_cast<unsigned char>(bits >> shift));
+    return text + ")";
+  }
+  char digits[64];
+  std::to_chars_result result =
+      std::to_chars(digits, digits + sizeof(digits), value);
+  return std::string(digits, result.ptr);
+}
+
+} // namespace
+
+double elementAsDouble(DType dtype, const void *element) {
+  switch (dtype) {
+  case DType::F64:
+    return load<double>(element);
+  case DType::F32:
+    return load<float>(element);
+  case DType::F16:
+    return halfToFloat(load<uint16_t>(element));
+  case DType::BF16:
+    return bfloat16ToFloat(load<uint16_t>(element));
+  case DType::I64:
+    return static_cast<double>(load<int64_t>(element));
+  case DType::I32:
+    return load<int32_t>(element);
+  case DType::I16:
+    return load<int16_t>(element);
+  case DType::I8:
+    return load<int8_t>(element);
+  case DType::U8:
+    return load<uint8_t>(element);
+  case DType::Bool:
+    return load<uint8_t>(element) != 0 ? 1.0 : 0.0;
+  }
+  return 0;
+}
+
+std::string formatElement(DType dtype, const void *element) {
+  switch (dtype) {
+  case DType::F64:
+    return formatFloat(load<double>(element), load<uint64_t>(element));
+  case DType::F32:
+    return formatFloat(load<float>(element), load<uint32_t>(element));
+  case DType::F16:
+    return formatFloat(halfToFloat(load<uint16_t>(element)),
+                       load<uint16_t>(element));
+  case DType::BF16:
+    return formatFloat(bfloat16ToFloat(load<uint16_t>(element)),
+                       load<uint16_t>(element));
+  case DType::I64:
+    return std::to_string(load<int64_t>(element));
+  case DType::I32:
+    return std::to_string(load<int32_t>(element));
+  case DType::I16:
+    return std::to_string(load<int16_t>(element));
+  case DType::I8:
+    return std::to_string(load<int8_t>(element));
+  case DType::U8:
+    return std::to_string(load<uint8_t>(element));
+  case DType::Bool: {
+    uint8_t byte = load<uint8_t>(element);
+    if (byte <= 1)
+      return byte ? "true" : "false";
+    std::string text = "true (0x";
+    appendHexByte(text, byte);
+    return text + ")";
+  }
+  }
+  return "?";
+}
+
+} // namespace aoa::runtime

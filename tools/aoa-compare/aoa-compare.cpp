@@ -1,0 +1,139 @@
+//===- aoa-compare.cpp - Compare two checkpoints key by key ---------------===//
+//
+// Parses flags, loads both checkpoints' metadata.json (MetadataLoader),
+// checks their files (CheckpointReader), compares them
+// (CheckpointComparison.h) and prints the report.
+//
+//===----------------------------------------------------------------------===//
+#include "aoa/frontend/MetadataLoader.h"
+#include "aoa/runtime/CheckpointComparison.h"
+#include "aoa/runtime/CheckpointReader.h"
+
+#include "llvm/Support/CommandLine.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <unistd.h>
+
+namespace cl = llvm::cl;
+using aoa::runtime::Error;
+
+static cl::OptionCategory category("aoa-compare options");
+
+static cl::opt<std::string>
+    firstDirectory(cl::Positional, cl::Required, cl::value_desc("A"),
+                   cl::desc("<A: checkpoint directory>"), cl::cat(category));
+static cl::opt<std::string>
+    secondDirectory(cl::Positional, cl::Required, cl::value_desc("B"),
+                    cl::desc("<B: checkpoint directory>"), cl::cat(category));
+static cl::opt<std::string> absoluteTolerance(
+    "atol",
+    cl::desc("Floating elements within <x> of each other are equal (by "
+             "default elements are equal when their bits are)"),
+    cl::value_desc("x"), cl::cat(category));
+static cl::opt<unsigned> maxKeysReported(
+    "max-keys-reported",
+    cl::desc("Report at most <n> differing keys in detail (default 20)"),
+    cl::value_desc("n"), cl::init(20), cl::cat(category));
+static cl::opt<bool>
+    verifyHashes("verify-hashes",
+                 cl::desc("Also check every shard's bytes against the xxh3 its "
+                          "metadata.json records"),
+                 cl::cat(category));
+static cl::opt<bool> skipReplicas(
+    "no-replica-check",
+    cl::desc("Do not check that replicas inside each checkpoint agree"),
+    cl::cat(category));
+
+/// Exit codes.
+enum : int { kIdentical = 0, kDifferent = 1, kFailed = 2 };
+
+static int fail(const Error &error) {
+  std::cerr << "aoa-compare: error: " << error.message << "\n";
+  if (!error.hint.empty())
+    std::cerr << "hint: " << error.hint << "\n";
+  return kFailed;
+}
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter(
+      [](llvm::raw_ostream &os) { os << "aoa-compare 0.1.0\n"; });
+  // Bad options are errors like any other: exit code 2, not LLVM's 1.
+  bool parsed = cl::ParseCommandLineOptions(
+      argc, argv,
+      "aoa-compare: compare two checkpoints key by key\n\n"
+      "  A and B are checkpoint directories, each with a metadata.json\n"
+      "  (aoa-metadata) naming its files; their layouts may differ. Reports\n"
+      "  keys present in only one, dtype and shape differences, and for\n"
+      "  every other key the number of differing elements, the first one's\n"
+      "  coordinates and both values, and the largest difference; also\n"
+      "  replicas inside a checkpoint that disagree. Elements are equal when\n"
+      "  their bits are (so -0 differs from +0, and a NaN equals only the\n"
+      "  same NaN), unless --atol is given. The exit code is 0 when the\n"
+      "  checkpoints are identical, 1 when they differ, and 2 on errors\n"
+      "  (missing or corrupt files, bad metadata, bad options).\n",
+      &llvm::errs());
+  if (!parsed)
+    return kFailed;
+
+  std::optional<double> tolerance;
+  if (absoluteTolerance.getNumOccurrences()) {
+    const std::string &text = absoluteTolerance;
+    char *end = nullptr;
+    double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(value >= 0) || std::isinf(value))
+      return fail(Error{"--atol=" + text + " is not a tolerance",
+                        "give a finite non-negative number, e.g. "
+                        "--atol=1e-6"});
+    tolerance = value;
+  }
+
+  aoa::SourceManager sources;
+  aoa::DiagnosticEngine diags(sources);
+  bool color = ::isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  aoa::TextDiagnosticPrinter printer(std::cerr, sources, color);
+  diags.setHandler(printer.handler());
+
+  std::vector<aoa::runtime::CheckpointReader> readers;
+  readers.reserve(2);
+  for (const std::string &directory :
+       {firstDirectory.getValue(), secondDirectory.getValue()}) {
+    std::string metadataPath =
+        (std::filesystem::path(directory) / "metadata.json").string();
+    if (!std::filesystem::exists(metadataPath))
+      return fail(Error{directory + " has no metadata.json",
+                        "pass checkpoint directories, as written by "
+                        "aoa-shard or aoa-run"});
+    std::optional<aoa::ShardMetadata> metadata =
+        aoa::loadShardMetadata(metadataPath, sources, diags);
+    if (!metadata) {
+      std::cerr << diags.errorCount()
+                << (diags.errorCount() == 1 ? " error" : " errors")
+                << " generated.\n";
+      return kFailed;
+    }
+    readers.emplace_back(directory, std::move(*metadata));
+    std::vector<Error> problems = readers.back().validate();
+    for (const Error &problem : problems)
+      (void)fail(problem);
+    if (!problems.empty())
+      return kFailed;
+  }
+
+  aoa::runtime::ComparisonOptions options;
+  options.absoluteTolerance = tolerance;
+  options.verifyHashes = verifyHashes;
+  options.checkReplicas = !skipReplicas;
+  aoa::runtime::Expected<aoa::runtime::CheckpointComparison> comparison =
+      aoa::runtime::compareCheckpoints(readers[0], readers[1], options);
+  if (!comparison)
+    return fail(comparison.error());
+  aoa::runtime::ComparisonPrintOptions print;
+  print.maxKeysReported = maxKeysReported;
+  aoa::runtime::printCheckpointComparison(*comparison, std::cout, print);
+  return comparison->identical() ? kIdentical : kDifferent;
+}
