@@ -33,8 +33,6 @@ const char *const kMismatchHint =
     "the file does not match the checkpoint's metadata: it was replaced, "
     "rewritten, or belongs to another checkpoint";
 
-/// Bytes read at a time when a whole stored tensor is streamed (hashing).
-constexpr size_t kStreamBytes = 16 << 20;
 
 } // namespace
 
@@ -372,21 +370,7 @@ Expected<uint64_t> CheckpointReader::hashShard(ShardId id) const {
   Expected<StoredTensor> stored = openShard(id);
   if (!stored)
     return stored.error();
-  const SafetensorsTensor &entry = *stored->entry;
-  ContentHasher hasher;
-  std::vector<std::byte> piece(
-      size_t(std::min<uint64_t>(entry.byteSize(), kStreamBytes)));
-  for (uint64_t offset = 0; offset < entry.byteSize();) {
-    size_t size =
-        size_t(std::min<uint64_t>(piece.size(), entry.byteSize() - offset));
-    if (Status read =
-            stored->file->readBytes(entry, offset, piece.data(), size);
-        !read)
-      return read.error();
-    hasher.update(piece.data(), size);
-    offset += size;
-  }
-  return hasher.digest();
+  return stored->file->contentHash(*stored->entry);
 }
 
 Status CheckpointReader::verifyContentHash(ShardId id) const {

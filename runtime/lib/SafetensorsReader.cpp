@@ -1,6 +1,8 @@
 //===- SafetensorsReader.cpp ----------------------------------------------===//
 #include "aoa/runtime/SafetensorsReader.h"
 
+#include "aoa/runtime/ContentHash.h"
+
 #include "Messages.h"
 
 #include <cerrno>
@@ -194,6 +196,23 @@ SafetensorsReader::mappedBytes(const SafetensorsTensor &tensor) const {
     return std::nullopt;
   return llvm::ArrayRef<uint8_t>(map_.data() + dataOffset_ + tensor.dataBegin,
                                  tensor.byteSize());
+}
+
+Expected<uint64_t>
+SafetensorsReader::contentHash(const SafetensorsTensor &tensor) const {
+  constexpr uint64_t kChunkBytes = 8 << 20;
+  ContentHasher hasher;
+  std::vector<uint8_t> chunk(
+      size_t(std::min<uint64_t>(tensor.byteSize(), kChunkBytes)));
+  for (uint64_t offset = 0; offset < tensor.byteSize();) {
+    size_t size =
+        size_t(std::min<uint64_t>(tensor.byteSize() - offset, kChunkBytes));
+    if (Status read = readBytes(tensor, offset, chunk.data(), size); !read.ok())
+      return read.error();
+    hasher.update(chunk.data(), size);
+    offset += size;
+  }
+  return hasher.digest();
 }
 
 } // namespace aoa::runtime

@@ -81,11 +81,11 @@ inline uint16_t floatToHalf(float value) {
   return static_cast<uint16_t>(sign | result);
 }
 
-/// bfloat16 → float, exact (bfloat16 is the top half of a float).
+/// bfloat16 → float, exact for every bit pattern (bfloat16 is the top half
+/// of a float): a signalling NaN stays signalling, as in Paddle and PyTorch,
+/// so bfloat16 data widened to float32 keeps all its bits.
 inline float bfloat16ToFloat(uint16_t value) {
-  uint32_t bits = uint32_t(value) << 16;
-  bool isNaN = (value & 0x7FFFu) > 0x7F80u;
-  return floatFromBits(isNaN ? bits | 0x00400000u : bits);
+  return floatFromBits(uint32_t(value) << 16);
 }
 
 /// float → bfloat16, rounded to nearest even. Rounding the low 16 bits away

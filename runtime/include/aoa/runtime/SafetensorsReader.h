@@ -69,6 +69,9 @@ public:
   Status readTensor(const SafetensorsTensor &tensor, void *buffer,
                     size_t bufferSize) const;
 
+  /// The xxh3-64 of the tensor's bytes (ContentHash.h), read in chunks.
+  Expected<uint64_t> contentHash(const SafetensorsTensor &tensor) const;
+
   /// The tensor's bytes inside the mapping (no copy), or nullopt when the
   /// file is not mapped or the tensor's range is not in the file.
   std::optional<llvm::ArrayRef<uint8_t>>

@@ -1,0 +1,114 @@
+//===- DestinationFiles.h - The checkpoint a plan writes --------*- C++ -*-===//
+//
+// Destination files are built in a staging directory, DST/.aoa-run/files/,
+// each one written through an atomic safetensors writer and committed (fsync,
+// rename) as soon as its last byte arrives; the run journal then records it.
+// Only when every file is finished are they moved into DST and metadata.json
+// written (atomically, last), so DST never holds a partial checkpoint: a
+// failed run leaves DST as it was, plus the staging directory that the next
+// run of the same plan resumes from.
+//
+// Every stored tensor's xxh3-64 goes into metadata.json. Data written in
+// order is hashed as it is written; tensors written out of order are hashed
+// by reading the staged file back before it is committed.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_RUNTIME_DESTINATIONFILES_H
+#define AOA_RUNTIME_DESTINATIONFILES_H
+
+#include "aoa/ir/Plan.h"
+#include "aoa/runtime/Error.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace aoa::runtime {
+
+class RunJournal;
+class ThreadPool;
+
+struct DestinationOptions {
+  /// Replace files (and metadata.json) that already exist in the
+  /// destination directory; otherwise that is an error.
+  bool overwrite = false;
+  /// Discard the journal and staged files of an earlier run of this plan
+  /// instead of resuming from them.
+  bool restart = false;
+  /// Identifies the plan (a hash of its text) in the journal.
+  uint64_t planFingerprint = 0;
+  /// Fail once this many files were finished by this run (0 = never); see
+  /// RunOptions::stopAfterFiles.
+  uint32_t stopAfterFiles = 0;
+};
+
+class DestinationFiles {
+public:
+  /// Prepares the destination directory (created when missing) and the
+  /// staging directory, loads the journal of an earlier run of this plan,
+  /// and checks that nothing would be overwritten and that no destination is
+  /// a source file.
+  static Expected<std::unique_ptr<DestinationFiles>>
+  open(const plan::Plan &plan, const std::string &destinationDirectory,
+       const std::string &sourceDirectory, const DestinationOptions &options);
+  ~DestinationFiles();
+
+  /// Files finished by an earlier run (resumed) or by this one so far.
+  std::vector<bool> finishedFiles() const;
+  size_t resumedFileCount() const { return resumedFiles_; }
+  /// Data bytes of the files still to write when the run started.
+  uint64_t bytesToWrite() const { return bytesToWrite_; }
+  /// Data bytes written by this run so far (for progress).
+  const std::atomic<uint64_t> &bytesWritten() const { return bytesWritten_; }
+
+  /// Writes `region` (in the key's coordinates) of destination tensor
+  /// `tensor` from the dense row-major `data`. Thread-safe for disjoint
+  /// regions. The write that completes a file commits it.
+  Status writeRegion(uint32_t tensor, const Box &region, const void *data);
+
+  /// Commits the files that hold no data bytes (nothing writes them).
+  Status finishEmptyFiles();
+
+  /// Moves every finished file into the destination directory and writes
+  /// metadata.json; fails when a file is unfinished.
+  Status install();
+
+  /// After a failed run: when no file is finished, removes the staging
+  /// directory (and the destination directory if this run created it and
+  /// it is empty), so that a failure leaves nothing behind. Finished files
+  /// are kept for the next run to resume from.
+  void cleanUpAfterFailure();
+
+  /// Re-reads every installed file (its header, then its tensors' bytes,
+  /// from disk where the system allows) and checks each tensor's hash.
+  Status verify(ThreadPool &pool) const;
+
+private:
+  struct FileState;
+  explicit DestinationFiles(const plan::Plan &plan);
+  /// Creates the file's staged writer; the file's mutex is held.
+  Status openWriter(uint32_t file);
+  Status finishFile(uint32_t file);
+  std::string stagedPath(uint32_t file) const;
+  std::string finalPath(uint32_t file) const;
+
+  const plan::Plan &plan_;
+  std::string directory_;
+  std::string stagingDirectory_;
+  std::unique_ptr<RunJournal> journal_;
+  std::vector<std::unique_ptr<FileState>> files_;
+  /// By destination tensor: its position among its file's tensors.
+  std::vector<uint32_t> positionInFile_;
+  bool createdDirectory_ = false;
+  size_t resumedFiles_ = 0;
+  uint32_t stopAfterFiles_ = 0;
+  std::atomic<uint32_t> filesFinished_{0};
+  uint64_t bytesToWrite_ = 0;
+  std::atomic<uint64_t> bytesWritten_{0};
+};
+
+} // namespace aoa::runtime
+
+#endif // AOA_RUNTIME_DESTINATIONFILES_H

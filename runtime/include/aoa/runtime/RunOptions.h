@@ -1,0 +1,52 @@
+//===- RunOptions.h - What an execution of a plan is told and tells -*- C++ -*-===//
+//
+// Shared by every backend: the local one now, the MPI and NCCL ones later
+// (DESIGN.md §3.3). A plan is the same for all of them; only the executor
+// changes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_RUNTIME_RUNOPTIONS_H
+#define AOA_RUNTIME_RUNOPTIONS_H
+
+#include <cstdint>
+#include <string>
+
+namespace aoa::runtime {
+
+struct RunOptions {
+  std::string sourceDirectory;
+  std::string destinationDirectory;
+  /// Worker threads for reads, copies and writes; 0 = one per core.
+  unsigned threads = 0;
+  /// Re-read every written file from disk and check its hashes.
+  bool verify = false;
+  /// Replace existing destination files and metadata.json.
+  bool overwrite = false;
+  /// Ignore the journal of an interrupted run and start over.
+  bool restart = false;
+  /// Identifies the plan in the run journal (a hash of the plan's text).
+  uint64_t planFingerprint = 0;
+  /// The most buffer memory the run may hold at once; 0 = 90% of the
+  /// machine's physical memory.
+  uint64_t memoryLimit = 0;
+  /// For testing resumption: fail, as an interruption would, once this many
+  /// files have been finished by this run (0 = never).
+  uint32_t stopAfterFiles = 0;
+};
+
+struct RunReport {
+  uint32_t ranks = 0;
+  uint32_t roundsRun = 0;
+  uint64_t bytesRead = 0;
+  uint64_t bytesExchanged = 0; ///< between ranks (in memory for `local`)
+  uint64_t bytesWritten = 0;   ///< tensor data
+  uint64_t peakBufferBytes = 0;
+  uint32_t filesWritten = 0;
+  uint32_t filesResumed = 0; ///< finished by an earlier, interrupted run
+  bool verified = false;
+  double seconds = 0;
+};
+
+} // namespace aoa::runtime
+
+#endif // AOA_RUNTIME_RUNOPTIONS_H

@@ -1,0 +1,577 @@
+//===- DestinationFiles.cpp -----------------------------------------------===//
+#include "aoa/runtime/DestinationFiles.h"
+
+#include "Messages.h"
+#include "aoa/ir/MetadataWriter.h"
+#include "aoa/runtime/AtomicFile.h"
+#include "aoa/runtime/ContentHash.h"
+#include "aoa/runtime/FileDescriptor.h"
+#include "aoa/runtime/RunJournal.h"
+#include "aoa/runtime/SafetensorsReader.h"
+#include "aoa/runtime/SafetensorsWriter.h"
+#include "aoa/runtime/StoredRegion.h"
+#include "aoa/runtime/ThreadPool.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <fcntl.h>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace aoa::runtime {
+
+namespace {
+
+constexpr size_t kHashChunkBytes = 8 << 20;
+
+/// Hashing state of one tensor while its file is written.
+struct TensorProgress {
+  std::mutex mutex;
+  std::unique_ptr<ContentHasher> hasher; ///< created by the first write
+  uint64_t hashedBytes = 0;              ///< a prefix of the tensor's bytes
+};
+
+Error fileSystemError(const std::string &what, const std::error_code &error) {
+  return Error{what + ": " + error.message(), kSystemErrorHint};
+}
+
+/// Hashes bytes [offset, offset + size) of the open file `fd`.
+Expected<uint64_t> hashFileRange(int fd, uint64_t offset, uint64_t size,
+                                 const std::string &path) {
+  ContentHasher hasher;
+  std::unique_ptr<uint8_t[]> chunk(
+      new uint8_t[std::min<uint64_t>(std::max<uint64_t>(size, 1),
+                                     kHashChunkBytes)]);
+  while (size > 0) {
+    size_t n = size_t(std::min<uint64_t>(size, kHashChunkBytes));
+    TransferResult read = readAt(fd, chunk.get(), n, offset);
+    if (read.error || read.bytes != n)
+      return Error{"reading back " + quoteName(path) + " failed: " +
+                       (read.error ? errnoText(read.error)
+                                   : std::string("the file is shorter than "
+                                                 "what was written")),
+                   kSystemErrorHint};
+    hasher.update(chunk.get(), n);
+    offset += n;
+    size -= n;
+  }
+  return hasher.digest();
+}
+
+/// The identity of an existing file, for "is this a source file?".
+std::optional<std::pair<dev_t, ino_t>> fileIdentity(const std::string &path) {
+  struct stat status;
+  if (::stat(path.c_str(), &status) != 0)
+    return std::nullopt;
+  return std::make_pair(status.st_dev, status.st_ino);
+}
+
+} // namespace
+
+struct DestinationFiles::FileState {
+  std::mutex mutex;
+  std::vector<uint32_t> tensors; ///< destination tensor ids, in plan order
+  uint64_t dataBytes = 0;
+  std::atomic<int64_t> remainingBytes{0};
+  std::optional<SafetensorsWriter> writer;
+  std::unique_ptr<TensorProgress[]> progress;
+  std::atomic<bool> finished{false};
+  uint64_t fileSize = 0;               ///< once finished
+  std::vector<uint64_t> tensorHashes;  ///< once finished
+};
+
+DestinationFiles::DestinationFiles(const plan::Plan &plan) : plan_(plan) {}
+DestinationFiles::~DestinationFiles() = default;
+
+std::string DestinationFiles::stagedPath(uint32_t file) const {
+  return stagingDirectory_ + "/files/" + plan_.destinationFiles[file].path;
+}
+
+std::string DestinationFiles::finalPath(uint32_t file) const {
+  return directory_ + "/" + plan_.destinationFiles[file].path;
+}
+
+namespace {
+
+/// `path` without trailing slashes ("/" stays).
+std::string withoutTrailingSlashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/')
+    path.pop_back();
+  return path;
+}
+
+/// True when every tensor of the finished `record` in the safetensors file
+/// at `path` still has the hash the journal recorded.
+bool matchesRecord(const std::string &path, const FinishedFile &record,
+                   const plan::Plan &plan,
+                   const std::vector<uint32_t> &tensors) {
+  Expected<SafetensorsReader> reader = SafetensorsReader::open(path);
+  if (!reader.ok() || reader->fileSize() != record.size)
+    return false;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const SafetensorsTensor *entry =
+        reader->find(plan.destinationTensors[tensors[i]].name);
+    if (!entry)
+      return false;
+    Expected<uint64_t> hash = reader->contentHash(*entry);
+    if (!hash.ok() || *hash != record.tensorHashes[i])
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+Expected<std::unique_ptr<DestinationFiles>>
+DestinationFiles::open(const plan::Plan &plan,
+                       const std::string &destinationDirectory,
+                       const std::string &sourceDirectory,
+                       const DestinationOptions &options) {
+  std::unique_ptr<DestinationFiles> result(new DestinationFiles(plan));
+  DestinationFiles &files = *result;
+  files.directory_ = withoutTrailingSlashes(destinationDirectory);
+  files.stagingDirectory_ = files.directory_ + "/.aoa-run";
+  files.stopAfterFiles_ = options.stopAfterFiles;
+  const std::string &directory = files.directory_;
+  std::error_code error;
+  files.createdDirectory_ = !fs::exists(directory, error);
+  fs::create_directories(directory, error);
+  if (error)
+    return fileSystemError("cannot create the destination directory " +
+                               quoteName(directory),
+                           error);
+  // Checks that refuse the run leave the destination as it was.
+  auto refuse = [&](Error refusal) -> Error {
+    files.journal_.reset();
+    std::error_code ignored;
+    if (files.createdDirectory_)
+      fs::remove_all(directory, ignored);
+    return refusal;
+  };
+  if (fs::equivalent(directory, sourceDirectory, error))
+    return refuse(Error{"the destination directory " + quoteName(directory) +
+                            " is the source directory",
+                        "write the converted checkpoint to another "
+                        "directory; aoa-run never modifies a source "
+                        "checkpoint"});
+  if (!options.overwrite && fs::exists(directory + "/metadata.json", error))
+    return refuse(Error{"the destination directory " + quoteName(directory) +
+                            " already holds a checkpoint (metadata.json)",
+                        "choose an empty directory, or pass --overwrite to "
+                        "replace it"});
+
+  // Files, their tensors and sizes.
+  files.files_.resize(plan.destinationFiles.size());
+  for (auto &state : files.files_)
+    state = std::make_unique<FileState>();
+  files.positionInFile_.resize(plan.destinationTensors.size());
+  for (uint32_t t = 0; t < plan.destinationTensors.size(); ++t) {
+    const plan::StoredTensor &tensor = plan.destinationTensors[t];
+    FileState &state = *files.files_[tensor.file];
+    files.positionInFile_[t] = uint32_t(state.tensors.size());
+    state.tensors.push_back(t);
+    state.dataBytes +=
+        uint64_t(tensor.storedElements()) * dtypeSize(tensor.dtype);
+  }
+
+  // The journal of an earlier run: a finished file counts when it is still
+  // staged (or already moved into place by an interrupted install) with
+  // the size and the tensor hashes the journal recorded.
+  std::string journalPath = files.stagingDirectory_ + "/journal";
+  if (options.restart) {
+    fs::remove_all(files.stagingDirectory_, error);
+    if (error)
+      return fileSystemError("cannot remove " +
+                                 quoteName(files.stagingDirectory_),
+                             error);
+  }
+  std::set<std::string> keptStagedFiles;
+  if (fs::exists(journalPath, error)) {
+    Expected<std::unique_ptr<RunJournal>> journal =
+        RunJournal::open(journalPath, options.planFingerprint);
+    if (!journal.ok())
+      return journal.error();
+    files.journal_ = std::move(*journal);
+    for (const FinishedFile &record : files.journal_->loaded()) {
+      if (record.file >= files.files_.size())
+        continue;
+      FileState &state = *files.files_[record.file];
+      if (state.finished || record.tensorHashes.size() != state.tensors.size())
+        continue;
+      std::string staged = files.stagedPath(record.file);
+      bool isStaged = fs::exists(staged, error);
+      if (!matchesRecord(isStaged ? staged : files.finalPath(record.file),
+                         record, plan, state.tensors))
+        continue;
+      state.finished = true;
+      state.fileSize = record.size;
+      state.tensorHashes = record.tensorHashes;
+      if (isStaged)
+        keptStagedFiles.insert(fs::path(staged).lexically_normal().string());
+      ++files.resumedFiles_;
+    }
+  }
+
+  // Never overwrite by accident, and never a source file.
+  std::set<std::pair<dev_t, ino_t>> sources;
+  for (const plan::File &file : plan.sourceFiles)
+    if (auto identity = fileIdentity(sourceDirectory + "/" + file.path))
+      sources.insert(*identity);
+  for (uint32_t f = 0; f < files.files_.size(); ++f) {
+    FileState &state = *files.files_[f];
+    std::string target = files.finalPath(f);
+    std::optional<std::pair<dev_t, ino_t>> identity = fileIdentity(target);
+    if (identity && sources.count(*identity))
+      return refuse(Error{"destination file " + quoteName(target) +
+                              " is a file of the source checkpoint",
+                          "write the converted checkpoint to another "
+                          "directory; aoa-run never modifies a source "
+                          "checkpoint"});
+    if (identity && !state.finished && !options.overwrite)
+      return refuse(Error{"destination file " + quoteName(target) +
+                              " already exists",
+                          "choose an empty directory, or pass --overwrite "
+                          "to replace it"});
+    if (!state.finished) {
+      state.remainingBytes = int64_t(state.dataBytes);
+      files.bytesToWrite_ += state.dataBytes;
+    }
+  }
+
+  // Staging: partial files of an interrupted run are useless.
+  fs::create_directories(files.stagingDirectory_ + "/files", error);
+  if (error)
+    return fileSystemError("cannot create the staging directory " +
+                               quoteName(files.stagingDirectory_),
+                           error);
+  for (auto it = fs::recursive_directory_iterator(
+           files.stagingDirectory_ + "/files", error);
+       !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+    if (it->is_regular_file() &&
+        !keptStagedFiles.count(it->path().lexically_normal().string()))
+      fs::remove(it->path(), error);
+  }
+  if (error)
+    return fileSystemError("cannot clean the staging directory " +
+                               quoteName(files.stagingDirectory_),
+                           error);
+  if (!files.journal_) {
+    Expected<std::unique_ptr<RunJournal>> journal =
+        RunJournal::open(journalPath, options.planFingerprint);
+    if (!journal.ok())
+      return journal.error();
+    files.journal_ = std::move(*journal);
+  }
+  return result;
+}
+
+std::vector<bool> DestinationFiles::finishedFiles() const {
+  std::vector<bool> finished(files_.size());
+  for (size_t f = 0; f < files_.size(); ++f)
+    finished[f] = files_[f]->finished;
+  return finished;
+}
+
+Status DestinationFiles::openWriter(uint32_t fileId) {
+  FileState &file = *files_[fileId];
+  std::vector<TensorDeclaration> declarations;
+  for (uint32_t t : file.tensors) {
+    const plan::StoredTensor &stored = plan_.destinationTensors[t];
+    declarations.push_back({stored.name, stored.dtype, stored.storedShape()});
+  }
+  std::string staged = stagedPath(fileId);
+  std::error_code error;
+  fs::create_directories(fs::path(staged).parent_path(), error);
+  if (error)
+    return fileSystemError("cannot create the directory of " +
+                               quoteName(staged),
+                           error);
+  Expected<SafetensorsWriter> created =
+      SafetensorsWriter::create(staged, std::move(declarations));
+  if (!created.ok())
+    return created.error();
+  file.writer.emplace(std::move(*created));
+  file.progress.reset(new TensorProgress[file.tensors.size()]);
+  return Status();
+}
+
+Status DestinationFiles::writeRegion(uint32_t tensorId, const Box &region,
+                                     const void *data) {
+  const plan::StoredTensor &tensor = plan_.destinationTensors[tensorId];
+  FileState &file = *files_[tensor.file];
+  const std::string &path = plan_.destinationFiles[tensor.file].path;
+  SafetensorsWriter *writer;
+  TensorProgress *progress;
+  {
+    std::lock_guard<std::mutex> lock(file.mutex);
+    if (file.finished)
+      return Error{"'" + path + "' is written after it was complete (" +
+                       tensor.key + region.toString() + ")",
+                   "the plan writes some elements twice; recompile it"};
+    if (!file.writer)
+      if (Status opened = openWriter(tensor.file); !opened.ok())
+        return opened;
+    writer = &*file.writer;
+    progress = &file.progress[positionInFile_[tensorId]];
+  }
+
+  size_t elementSize = dtypeSize(tensor.dtype);
+  auto bytes = static_cast<const uint8_t *>(data);
+  Status status;
+  int64_t runs = 0;
+  uint64_t firstByte = 0;
+  Status walk = forEachStoredRun(
+      tensor.box, tensor.flat, region, [&](const StoredRun &run) {
+        if (runs++ == 0)
+          firstByte = uint64_t(run.storedOffset) * elementSize;
+        status = writer->write(tensor.name,
+                               uint64_t(run.storedOffset) * elementSize,
+                               bytes + size_t(run.regionOffset) * elementSize,
+                               size_t(run.count) * elementSize);
+        return status.ok();
+      });
+  if (!walk.ok())
+    return Error{"'" + path + "': tensor '" + tensor.name + "': " +
+                     walk.error().message,
+                 walk.error().hint};
+  if (!status.ok())
+    return status;
+  uint64_t regionBytes = uint64_t(region.volume()) * elementSize;
+  if (runs == 1) {
+    // Contiguous and continuing the hashed prefix: hash it now.
+    std::lock_guard<std::mutex> lock(progress->mutex);
+    if (progress->hashedBytes == firstByte) {
+      if (!progress->hasher)
+        progress->hasher = std::make_unique<ContentHasher>();
+      progress->hasher->update(data, regionBytes);
+      progress->hashedBytes += regionBytes;
+    }
+  }
+  bytesWritten_ += regionBytes;
+  if (file.remainingBytes.fetch_sub(int64_t(regionBytes)) ==
+      int64_t(regionBytes))
+    return finishFile(tensor.file);
+  return Status();
+}
+
+Status DestinationFiles::finishFile(uint32_t fileId) {
+  FileState &file = *files_[fileId];
+  std::lock_guard<std::mutex> lock(file.mutex);
+  if (file.finished)
+    return Status();
+  SafetensorsWriter &writer = *file.writer;
+  uint64_t dataOffset = writer.fileSize() - writer.header().dataSize();
+  std::vector<uint64_t> hashes;
+  FileDescriptor readBack;
+  for (size_t i = 0; i < file.tensors.size(); ++i) {
+    const plan::StoredTensor &tensor =
+        plan_.destinationTensors[file.tensors[i]];
+    const SafetensorsTensor *entry = writer.header().find(tensor.name);
+    TensorProgress &progress = file.progress[i];
+    if (progress.hashedBytes == entry->byteSize()) {
+      hashes.push_back(progress.hasher ? progress.hasher->digest()
+                                       : contentHash(nullptr, 0));
+      continue;
+    }
+    if (!readBack.isOpen()) {
+      readBack = FileDescriptor(
+          ::open(writer.temporaryPath().c_str(), O_RDONLY | O_CLOEXEC));
+      if (!readBack.isOpen())
+        return Error{"cannot reopen " + quoteName(writer.temporaryPath()) +
+                         " to hash it: " + errnoText(errno),
+                     kSystemErrorHint};
+    }
+    Expected<uint64_t> hash =
+        hashFileRange(readBack.get(), dataOffset + entry->dataBegin,
+                      entry->byteSize(), writer.temporaryPath());
+    if (!hash.ok())
+      return hash.error();
+    hashes.push_back(*hash);
+  }
+  if (Status committed = writer.commit(); !committed.ok())
+    return committed;
+  FinishedFile record;
+  record.file = fileId;
+  record.size = writer.fileSize();
+  record.tensorHashes = hashes;
+  if (Status recorded = journal_->record(record); !recorded.ok())
+    return recorded;
+  file.fileSize = record.size;
+  file.tensorHashes = std::move(hashes);
+  file.writer.reset();
+  file.progress.reset();
+  file.finished = true;
+  if (uint32_t finished = ++filesFinished_;
+      stopAfterFiles_ && finished >= stopAfterFiles_)
+    return Error{"stopped after " + std::to_string(finished) +
+                     " finished files, as --stop-after-files asked",
+                 "run the same command without it to resume"};
+  return Status();
+}
+
+Status DestinationFiles::finishEmptyFiles() {
+  for (uint32_t f = 0; f < files_.size(); ++f) {
+    FileState &file = *files_[f];
+    if (file.finished || file.dataBytes != 0)
+      continue;
+    if (file.tensors.empty())
+      return Error{"destination file '" + plan_.destinationFiles[f].path +
+                       "' holds no tensors",
+                   "the plan is inconsistent; recompile it"};
+    {
+      std::lock_guard<std::mutex> lock(file.mutex);
+      if (Status opened = openWriter(f); !opened.ok())
+        return opened;
+    }
+    if (Status status = finishFile(f); !status.ok())
+      return status;
+  }
+  return Status();
+}
+
+Status DestinationFiles::install() {
+  for (uint32_t f = 0; f < files_.size(); ++f) {
+    FileState &file = *files_[f];
+    if (!file.finished)
+      return Error{"destination file '" + plan_.destinationFiles[f].path +
+                       "' is incomplete: " +
+                       std::to_string(file.remainingBytes.load()) + " of its " +
+                       std::to_string(file.dataBytes) +
+                       " data bytes were never written",
+                   "the plan does not write every destination element; "
+                   "recompile it"};
+  }
+  std::set<std::string> directories;
+  for (uint32_t f = 0; f < files_.size(); ++f) {
+    std::string staged = stagedPath(f), target = finalPath(f);
+    std::error_code error;
+    if (!fs::exists(staged, error))
+      continue; // moved by an earlier, interrupted install
+    fs::path parent = fs::path(target).parent_path();
+    fs::create_directories(parent, error);
+    if (error)
+      return fileSystemError("cannot create " + quoteName(parent.string()),
+                             error);
+    fs::rename(staged, target, error);
+    if (error)
+      return fileSystemError("cannot move " + quoteName(staged) + " to " +
+                                 quoteName(target),
+                             error);
+    directories.insert(parent.string());
+  }
+  for (const std::string &directory : directories)
+    if (Status synced = syncDirectory(directory); !synced.ok())
+      return synced;
+
+  // metadata.json: the destination layout, with each tensor's hash.
+  ShardMetadataBuilder builder;
+  llvm::StringMap<std::vector<uint32_t>> tensorsOfKey;
+  std::vector<std::string> keys;
+  for (uint32_t t = 0; t < plan_.destinationTensors.size(); ++t) {
+    auto [it, inserted] =
+        tensorsOfKey.try_emplace(plan_.destinationTensors[t].key);
+    if (inserted)
+      keys.push_back(plan_.destinationTensors[t].key);
+    it->second.push_back(t);
+  }
+  for (const std::string &key : keys) {
+    const std::vector<uint32_t> &tensors = tensorsOfKey[key];
+    const plan::StoredTensor &first = plan_.destinationTensors[tensors[0]];
+    if (!builder.addTensor(key, first.dtype, first.globalShape))
+      return Error{"cannot describe '" + key + "' in metadata.json",
+                   "the plan is inconsistent; recompile it"};
+    for (uint32_t t : tensors) {
+      const plan::StoredTensor &tensor = plan_.destinationTensors[t];
+      const plan::File &file = plan_.destinationFiles[tensor.file];
+      std::optional<ShardId> shard =
+          builder.addShard(file.rank, file.path, tensor.name,
+                           tensor.box.offsets(), tensor.box.shape(), tensor.flat);
+      if (!shard)
+        return Error{"cannot describe '" + key + "' in metadata.json",
+                     "the plan is inconsistent; recompile it"};
+      builder.setContentHash(
+          *shard, files_[tensor.file]->tensorHashes[positionInFile_[t]]);
+    }
+  }
+  std::ostringstream metadata;
+  writeShardMetadata(builder.finish(), metadata);
+  if (Status written =
+          writeFileAtomically(directory_ + "/metadata.json", metadata.str());
+      !written.ok())
+    return written;
+  std::error_code error;
+  fs::remove_all(stagingDirectory_, error);
+  if (error)
+    return fileSystemError("the checkpoint is complete, but removing " +
+                               quoteName(stagingDirectory_) + " failed",
+                           error);
+  return Status();
+}
+
+void DestinationFiles::cleanUpAfterFailure() {
+  for (const auto &file : files_)
+    if (file->finished)
+      return;
+  // Unfinished writers remove their temporaries when destroyed.
+  for (const auto &file : files_) {
+    std::lock_guard<std::mutex> lock(file->mutex);
+    file->writer.reset();
+  }
+  journal_.reset();
+  std::error_code ignored;
+  fs::remove_all(stagingDirectory_, ignored);
+  if (createdDirectory_ && fs::is_empty(directory_, ignored))
+    fs::remove(directory_, ignored);
+}
+
+Status DestinationFiles::verify(ThreadPool &pool) const {
+  return pool.parallelFor(files_.size(), [&](size_t f) -> Status {
+    const FileState &file = *files_[f];
+    std::string path = finalPath(uint32_t(f));
+    {
+      // Drop the cached pages (clean after the commit's fsync) so the bytes
+      // are read from the disk, not from memory.
+      FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (fd.isOpen())
+        (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+    }
+    Expected<SafetensorsReader> reader = SafetensorsReader::open(path);
+    if (!reader.ok())
+      return reader.error();
+    for (size_t i = 0; i < file.tensors.size(); ++i) {
+      const plan::StoredTensor &tensor =
+          plan_.destinationTensors[file.tensors[i]];
+      const SafetensorsTensor *entry = reader->find(tensor.name);
+      if (!entry || entry->dtype != tensor.dtype ||
+          entry->shape != tensor.storedShape())
+        return Error{quoteName(path) + ": tensor '" + tensor.name +
+                         "' is missing or has another dtype or shape than "
+                         "was written",
+                     "the file changed after it was written; run again "
+                     "with --restart"};
+      Expected<uint64_t> hash = reader->contentHash(*entry);
+      if (!hash.ok())
+        return hash.error();
+      if (*hash != file.tensorHashes[i])
+        return Error{quoteName(path) + ": tensor '" + tensor.name + "' (" +
+                         tensor.key + tensor.box.toString() +
+                         ") reads back with xxh3 " + formatContentHash(*hash) +
+                         ", " +
+                         formatContentHash(file.tensorHashes[i]) +
+                         " was written",
+                     "the data was corrupted on its way to the disk (or "
+                     "changed since); check the disk, then run again with "
+                     "--restart"};
+    }
+    return Status();
+  });
+}
+
+} // namespace aoa::runtime

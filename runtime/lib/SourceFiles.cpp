@@ -1,0 +1,155 @@
+//===- SourceFiles.cpp ----------------------------------------------------===//
+#include "aoa/runtime/SourceFiles.h"
+
+#include "aoa/runtime/StoredRegion.h"
+#include "aoa/runtime/ThreadPool.h"
+
+#include <cstring>
+#include <mutex>
+
+namespace aoa::runtime {
+
+namespace {
+
+/// Runs shorter than this on average are copied from the mapping.
+constexpr size_t kShortRunBytes = 64 << 10;
+constexpr size_t kMaxReportedProblems = 20;
+
+/// Collects the problems found while opening, from several threads.
+class ProblemList {
+public:
+  void add(Error error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++count_;
+    if (errors_.size() < kMaxReportedProblems)
+      errors_.push_back(std::move(error));
+  }
+  bool empty() const { return count_ == 0; }
+  Error combined() const {
+    if (count_ == 1)
+      return errors_.front();
+    Error error;
+    error.message = std::to_string(count_) +
+                    " problems with the source checkpoint:";
+    for (const Error &e : errors_)
+      error.message += "\n  " + e.message;
+    if (count_ > errors_.size())
+      error.message +=
+          "\n  ... and " + std::to_string(count_ - errors_.size()) + " more";
+    error.hint = errors_.front().hint;
+    return error;
+  }
+
+private:
+  std::mutex mutex_;
+  size_t count_ = 0;
+  std::vector<Error> errors_;
+};
+
+} // namespace
+
+Expected<SourceFiles> SourceFiles::open(const plan::Plan &plan,
+                                        const std::string &sourceDirectory,
+                                        const std::vector<bool> &needed,
+                                        ThreadPool &pool) {
+  SourceFiles files(plan);
+  files.readers_.resize(plan.sourceFiles.size());
+  files.entries_.assign(plan.sourceTensors.size(), nullptr);
+  auto isNeeded = [&](size_t file) { return file < needed.size() && needed[file]; };
+  ProblemList problems;
+  Status opened = pool.parallelFor(plan.sourceFiles.size(), [&](size_t i) {
+    if (!isNeeded(i))
+      return Status();
+    SafetensorsReaderOptions options;
+    options.memoryMap = true;
+    Expected<SafetensorsReader> reader = SafetensorsReader::open(
+        sourceDirectory + "/" + plan.sourceFiles[i].path, options);
+    if (!reader.ok())
+      problems.add(reader.error());
+    else
+      files.readers_[i].emplace(std::move(*reader));
+    return Status();
+  });
+  if (!opened.ok())
+    return opened.error();
+  for (size_t i = 0; i < plan.sourceTensors.size(); ++i) {
+    const plan::StoredTensor &tensor = plan.sourceTensors[i];
+    if (!isNeeded(tensor.file) || !files.readers_[tensor.file])
+      continue;
+    const SafetensorsReader &reader = *files.readers_[tensor.file];
+    const SafetensorsTensor *entry = reader.find(tensor.name);
+    std::string where = reader.path() + ": tensor '" + tensor.name + "' (" +
+                        tensor.key + tensor.box.toString() + ")";
+    const char *hint = "the source checkpoint does not match the metadata the "
+                       "plan was compiled from; recompile the plan from this "
+                       "checkpoint's metadata, or point --src-dir at the "
+                       "checkpoint it describes";
+    if (!entry) {
+      problems.add(Error{where + " is not in the file", hint});
+      continue;
+    }
+    if (entry->dtype != tensor.dtype) {
+      problems.add(Error{where + " is " + std::string(dtypeName(entry->dtype)) +
+                             ", the plan expects " +
+                             std::string(dtypeName(tensor.dtype)),
+                         hint});
+      continue;
+    }
+    std::vector<int64_t> shape = tensor.storedShape();
+    if (entry->shape != shape) {
+      problems.add(Error{where + " has shape " + formatShape(entry->shape) +
+                             ", the plan expects " + formatShape(shape),
+                         hint});
+      continue;
+    }
+    files.entries_[i] = entry;
+  }
+  if (!problems.empty())
+    return problems.combined();
+  return files;
+}
+
+Status SourceFiles::readRegion(uint32_t tensorId, const Box &region,
+                               void *buffer, size_t bufferBytes) const {
+  const plan::StoredTensor &tensor = plan_->sourceTensors[tensorId];
+  const SafetensorsTensor *entry = entries_[tensorId];
+  if (!entry || !readers_[tensor.file])
+    return Error{"source tensor '" + tensor.name + "' of '" +
+                     plan_->sourceFiles[tensor.file].path +
+                     "' was not opened for this run",
+                 "this is a bug in aoa-run; please report it"};
+  const SafetensorsReader &reader = *readers_[tensor.file];
+  size_t elementSize = dtypeSize(tensor.dtype);
+  if (size_t(region.volume()) * elementSize > bufferBytes)
+    return Error{reader.path() + ": reading " + tensor.key +
+                     region.toString() + " needs " +
+                     std::to_string(region.volume() * elementSize) +
+                     " bytes, the buffer has " + std::to_string(bufferBytes),
+                 "the plan is inconsistent; recompile it"};
+  auto *out = static_cast<uint8_t *>(buffer);
+  int64_t runs = storedRunCount(tensor.box, region);
+  std::optional<llvm::ArrayRef<uint8_t>> mapped;
+  if (runs > 1 && size_t(region.volume()) * elementSize / size_t(runs) <
+                      kShortRunBytes)
+    mapped = reader.mappedBytes(*entry);
+  Status status;
+  Status walk = forEachStoredRun(
+      tensor.box, tensor.flat, region, [&](const StoredRun &run) {
+        size_t from = size_t(run.storedOffset) * elementSize;
+        size_t size = size_t(run.count) * elementSize;
+        uint8_t *to = out + size_t(run.regionOffset) * elementSize;
+        if (mapped) {
+          std::memcpy(to, mapped->data() + from, size);
+          return true;
+        }
+        status = reader.readBytes(*entry, from, to, size);
+        return status.ok();
+      });
+  if (!walk.ok())
+    return Error{reader.path() + ": tensor '" + tensor.name + "': " +
+                     walk.error().message,
+                 walk.error().hint};
+  return status;
+}
+
+} // namespace aoa::runtime

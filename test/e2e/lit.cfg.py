@@ -1,0 +1,41 @@
+# lit configuration for the end-to-end conversion tests: real checkpoints are
+# written (aoa-shard), converted (aoa-compile, aoa-run) and checked bit for
+# bit (aoa-compare, Inputs/expected_checkpoint.py). Run through ctest (see
+# test/CMakeLists.txt), which passes build_dir, llvm_tools_dir, examples_dir.
+import os
+import sys
+import lit.formats
+
+config.name = "aoa-e2e"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+
+build_dir = lit_config.params["build_dir"]
+config.test_exec_root = os.path.join(build_dir, "e2e-out")
+bin_dir = os.path.join(build_dir, "bin")
+inputs = os.path.join(config.test_source_root, "Inputs")
+examples = lit_config.params.get(
+    "examples_dir", os.path.join(config.test_source_root, "..", "..", "examples"))
+
+for tool in ["aoa-compile", "aoa-run", "aoa-layout", "aoa-shard", "aoa-compare"]:
+    config.substitutions.append(("%" + tool, os.path.join(bin_dir, tool)))
+config.substitutions.append(("%examples", examples))
+config.substitutions.append(("%inputs", inputs))
+# The oracle: the checkpoint a conversion must produce, from the source
+# checkpoint and the compiler's --emit=mappings answer.
+config.substitutions.append(("%expected", sys.executable + " " + os.path.join(inputs, "expected_checkpoint.py")))
+config.substitutions.append(("%make-metadata", sys.executable + " " + os.path.join(
+    config.test_source_root, "..", "lit", "passes", "Inputs", "make_metadata.py")))
+# `%exit N CMD ...` succeeds only if CMD exits with status N (`not` accepts
+# any failure; aoa-compare's 1, "different", is not its 2, "error").
+config.substitutions.append(("%exit", sys.executable + " " + os.path.join(inputs, "exit_status.py")))
+config.substitutions.append(("%python", sys.executable))
+
+llvm_tools_dir = lit_config.params.get("llvm_tools_dir", "/usr/lib/llvm-14/bin")
+config.environment["PATH"] = os.pathsep.join(
+    [bin_dir, llvm_tools_dir, config.environment.get("PATH", "")])
+config.environment["NO_COLOR"] = "1"
+# Scripts that import Inputs/*.py leave no __pycache__ in the source tree.
+config.environment["PYTHONDONTWRITEBYTECODE"] = "1"

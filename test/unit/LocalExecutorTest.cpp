@@ -1,0 +1,361 @@
+//===- LocalExecutorTest.cpp - Executing plans with the local backend -----===//
+//
+// Runs docs/plan-format.md's example plan (transpose + cast across ranks,
+// flat ranges on both sides moving in one grouped message, a reshape and a
+// flatten) on real safetensors files and checks every destination byte
+// against values computed here, element by element; then resumption, the
+// checks made before any byte moves, and that a failed run leaves the
+// destination directory without a checkpoint.
+//
+//===----------------------------------------------------------------------===//
+#include "CapturedDiagnostics.h"
+#include "SamplePlanText.h"
+#include "ScratchDirectory.h"
+
+#include "aoa/codegen/PlanReader.h"
+#include "aoa/frontend/MetadataLoader.h"
+#include "aoa/runtime/ContentHash.h"
+#include "aoa/runtime/FloatConversion.h"
+#include "aoa/runtime/LocalExecutor.h"
+#include "aoa/runtime/SafetensorsReader.h"
+#include "aoa/runtime/SafetensorsWriter.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace aoa {
+namespace {
+
+using runtime::Expected;
+using runtime::RunOptions;
+using runtime::RunReport;
+
+const char *const kPlan = test::kSamplePlanText;
+
+/// Source values: w[i][j] = 10 i + j (exact in bfloat16), m[e] = 0.5 e over
+/// the flattening of the [4, 8] moment, q[e] = 100 + e, kc[e] = 200 + e.
+float wValue(int i, int j) { return float(10 * i + j); }
+float momentValue(int e) { return 0.5f * float(e); }
+
+std::vector<uint8_t> bf16Bytes(const std::vector<float> &values) {
+  std::vector<uint8_t> bytes(values.size() * 2);
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint16_t bits = runtime::floatToBFloat16(values[i]);
+    std::memcpy(bytes.data() + 2 * i, &bits, 2);
+  }
+  return bytes;
+}
+
+std::vector<uint8_t> f32Bytes(const std::vector<float> &values) {
+  std::vector<uint8_t> bytes(values.size() * 4);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+struct TensorData {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+};
+
+void writeFile(const std::string &path, const std::vector<TensorData> &tensors) {
+  std::vector<runtime::TensorDeclaration> declarations;
+  for (const TensorData &t : tensors)
+    declarations.push_back({t.name, t.dtype, t.shape});
+  Expected<runtime::SafetensorsWriter> writer =
+      runtime::SafetensorsWriter::create(path, declarations);
+  ASSERT_TRUE(writer.ok()) << writer.error().toString();
+  for (const TensorData &t : tensors)
+    ASSERT_TRUE(writer->writeTensor(t.name, t.bytes.data(), t.bytes.size()).ok());
+  ASSERT_TRUE(writer->commit().ok());
+}
+
+/// The destination tensors of the sample, computed directly.
+std::map<std::pair<std::string, std::string>, std::vector<float>>
+expectedDestination() {
+  std::map<std::pair<std::string, std::string>, std::vector<float>> expected;
+  std::vector<float> wt(32);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 8; ++j)
+      wt[size_t(i * 8 + j)] = wValue(j, i); // wt = w^T
+  expected[{"model-00001.safetensors", "wt"}] = wt;
+  std::vector<float> low(16), high(16);
+  for (int e = 0; e < 16; ++e) {
+    low[size_t(e)] = momentValue(e);
+    high[size_t(e)] = momentValue(16 + e);
+  }
+  expected[{"opt-rank0.safetensors", "m.moment1_0"}] = low;
+  expected[{"opt-rank1.safetensors", "m.moment1_0"}] = high;
+  std::vector<float> q(12), kc(12);
+  for (int e = 0; e < 12; ++e) {
+    q[size_t(e)] = float(100 + e);
+    kc[size_t(e)] = float(200 + e);
+  }
+  expected[{"model-00002.safetensors", "qc"}] = q;
+  expected[{"model-00002.safetensors", "kf"}] = kc;
+  return expected;
+}
+
+class LocalExecutorTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::filesystem::create_directories(scratch.file("in/src"));
+    std::vector<float> wTop, wBottom, mLow, mHigh, q, kc;
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < 4; ++j)
+        (i < 4 ? wTop : wBottom).push_back(wValue(i, j));
+    for (int e = 0; e < 32; ++e)
+      (e < 16 ? mLow : mHigh).push_back(momentValue(e));
+    for (int e = 0; e < 12; ++e) {
+      q.push_back(float(100 + e));
+      kc.push_back(float(200 + e));
+    }
+    writeFile(scratch.file("in/src/rank0.safetensors"),
+              {{"w", DType::BF16, {4, 4}, bf16Bytes(wTop)},
+               {"m.moment1_0", DType::F32, {16}, f32Bytes(mHigh)}});
+    writeFile(scratch.file("in/src/rank1.safetensors"),
+              {{"w", DType::BF16, {4, 4}, bf16Bytes(wBottom)},
+               {"m.moment1_0", DType::F32, {16}, f32Bytes(mLow)},
+               {"q", DType::F32, {6, 2}, f32Bytes(q)},
+               {"kc", DType::F32, {2, 2, 3}, f32Bytes(kc)}});
+  }
+
+  std::optional<plan::Plan> readPlan(const std::string &text) {
+    planText = text;
+    return readPlanText("sample.plan", planText, captured.sources,
+                        captured.diags);
+  }
+
+  RunOptions options(const std::string &destination) {
+    RunOptions o;
+    o.sourceDirectory = scratch.file("in");
+    o.destinationDirectory = scratch.file(destination);
+    o.threads = 3;
+    o.planFingerprint = runtime::contentHash(planText.data(), planText.size());
+    return o;
+  }
+
+  /// Every destination tensor holds exactly the expected values.
+  void expectConverted(const std::string &destination) {
+    for (const auto &[where, values] : expectedDestination()) {
+      auto reader = runtime::SafetensorsReader::open(
+          scratch.file(destination + "/" + where.first));
+      ASSERT_TRUE(reader.ok()) << reader.error().toString();
+      const runtime::SafetensorsTensor *tensor = reader->find(where.second);
+      ASSERT_NE(tensor, nullptr) << where.second;
+      std::vector<float> actual(size_t(tensor->elementCount()));
+      ASSERT_EQ(tensor->byteSize(), actual.size() * 4);
+      ASSERT_TRUE(
+          reader->readTensor(*tensor, actual.data(), tensor->byteSize()).ok());
+      EXPECT_EQ(actual, values) << where.first << ": " << where.second;
+    }
+  }
+
+  /// The names in a directory, recursively, relative to it.
+  std::set<std::string> listing(const std::string &directory) {
+    std::set<std::string> names;
+    std::filesystem::path root = scratch.file(directory);
+    if (!std::filesystem::exists(root))
+      return names;
+    for (auto &entry : std::filesystem::recursive_directory_iterator(root))
+      names.insert(std::filesystem::relative(entry.path(), root).string());
+    return names;
+  }
+
+  test::ScratchDirectory scratch;
+  test::CapturedDiagnostics captured;
+  std::string planText;
+};
+
+TEST_F(LocalExecutorTest, ConvertsTheDocumentedSampleExactly) {
+  std::optional<plan::Plan> plan = readPlan(kPlan);
+  ASSERT_TRUE(plan) << captured.all();
+  Expected<RunReport> report = runtime::runPlanLocally(*plan, options("out"));
+  ASSERT_TRUE(report.ok()) << report.error().toString();
+  expectConverted("out");
+  EXPECT_EQ(report->filesWritten, 4u);
+  EXPECT_EQ(report->filesResumed, 0u);
+  // w (2 x 32 B), the moment halves (2 x 64 B), q and kc (2 x 48 B).
+  EXPECT_EQ(report->bytesRead, 64u + 128u + 96u);
+  EXPECT_EQ(report->bytesWritten, 128u + 128u + 96u);
+  // Rank 1 sends w's half and a moment half, rank 0 a moment half.
+  EXPECT_EQ(report->bytesExchanged, 32u + 64u + 64u);
+  EXPECT_EQ(listing("out"),
+            (std::set<std::string>{"metadata.json", "model-00001.safetensors",
+                                   "model-00002.safetensors",
+                                   "opt-rank0.safetensors",
+                                   "opt-rank1.safetensors"}));
+
+  // metadata.json describes the layout, with the hash of each stored tensor.
+  std::optional<ShardMetadata> metadata =
+      loadShardMetadata(scratch.file("out/metadata.json"), captured.sources,
+                        captured.diags);
+  ASSERT_TRUE(metadata) << captured.all();
+  EXPECT_EQ(metadata->tensorCount(), 4u); // wt, m.moment1_0, qc, kf
+  std::optional<TensorRef> moment = metadata->find("m.moment1_0");
+  ASSERT_TRUE(moment);
+  ASSERT_EQ(moment->shardCount(), 2u);
+  for (ShardRef shard : moment->shards()) {
+    std::vector<float> values = expectedDestination()[{
+        std::string(shard.file()), std::string(shard.name())}];
+    ASSERT_EQ(values.size(), 16u);
+    ASSERT_TRUE(shard.contentHash());
+    EXPECT_EQ(*shard.contentHash(),
+              runtime::contentHash(values.data(), values.size() * 4));
+    EXPECT_EQ(shard.rank(), shard.file() == "opt-rank0.safetensors" ? 0u : 1u);
+  }
+}
+
+TEST_F(LocalExecutorTest, ResultsDoNotDependOnTheThreadCount) {
+  std::optional<plan::Plan> plan = readPlan(kPlan);
+  ASSERT_TRUE(plan);
+  for (unsigned threads : {1u, 2u, 8u}) {
+    std::string out = "out" + std::to_string(threads);
+    RunOptions o = options(out);
+    o.threads = threads;
+    o.verify = true;
+    Expected<RunReport> report = runtime::runPlanLocally(*plan, o);
+    ASSERT_TRUE(report.ok()) << report.error().toString();
+    EXPECT_TRUE(report->verified);
+    expectConverted(out);
+  }
+}
+
+TEST_F(LocalExecutorTest, AnInterruptedRunResumesWithoutRedoingFinishedFiles) {
+  std::optional<plan::Plan> plan = readPlan(kPlan);
+  ASSERT_TRUE(plan);
+  RunOptions o = options("out");
+  o.threads = 1;
+  o.stopAfterFiles = 1;
+  Expected<RunReport> interrupted = runtime::runPlanLocally(*plan, o);
+  ASSERT_FALSE(interrupted.ok());
+  EXPECT_NE(interrupted.error().message.find("stopped after 1"),
+            std::string::npos);
+  // No checkpoint yet: only the staging directory, with one finished file.
+  std::set<std::string> staged = listing("out");
+  EXPECT_FALSE(staged.count("metadata.json"));
+  size_t finished = 0;
+  for (const std::string &name : staged) {
+    EXPECT_EQ(name.rfind(".aoa-run", 0), 0u) << name;
+    finished += name.size() > 12 && name.substr(name.size() - 12) == ".safetensors";
+  }
+  EXPECT_EQ(finished, 1u);
+
+  o.stopAfterFiles = 0;
+  Expected<RunReport> resumed = runtime::runPlanLocally(*plan, o);
+  ASSERT_TRUE(resumed.ok()) << resumed.error().toString();
+  EXPECT_EQ(resumed->filesResumed, 1u);
+  EXPECT_EQ(resumed->filesWritten, 3u);
+  EXPECT_LT(resumed->bytesWritten, 128u + 128u + 96u);
+  expectConverted("out");
+  EXPECT_FALSE(listing("out").count(".aoa-run"));
+}
+
+TEST_F(LocalExecutorTest, AJournalOfAnotherPlanIsRefusedUnlessRestarting) {
+  std::optional<plan::Plan> plan = readPlan(kPlan);
+  ASSERT_TRUE(plan);
+  RunOptions o = options("out");
+  o.stopAfterFiles = 1;
+  ASSERT_FALSE(runtime::runPlanLocally(*plan, o).ok());
+  o.stopAfterFiles = 0;
+  o.planFingerprint ^= 1;
+  Expected<RunReport> other = runtime::runPlanLocally(*plan, o);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find("belongs to another plan"),
+            std::string::npos)
+      << other.error().message;
+  o.restart = true;
+  Expected<RunReport> restarted = runtime::runPlanLocally(*plan, o);
+  ASSERT_TRUE(restarted.ok()) << restarted.error().toString();
+  EXPECT_EQ(restarted->filesResumed, 0u);
+  expectConverted("out");
+}
+
+TEST_F(LocalExecutorTest, APlanWithAHoleOrADoubleWriteIsRefusedBeforeAnyWrite) {
+  std::string hole = kPlan;
+  std::string write = "    write dst 0 [0:4, 4:8] %5\n";
+  hole.erase(hole.find(write), write.size());
+  std::optional<plan::Plan> plan = readPlan(hole);
+  ASSERT_TRUE(plan) << captured.all();
+  Expected<RunReport> report = runtime::runPlanLocally(*plan, options("out"));
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.error().message.find(
+                "'model-00001.safetensors': tensor 'wt' (wt[0:4, 0:8]): 16 of "
+                "its 32 elements are never written"),
+            std::string::npos)
+      << report.error().message;
+  EXPECT_FALSE(std::filesystem::exists(scratch.file("out")));
+
+  std::string twice = kPlan;
+  twice.replace(twice.find(write), write.size(),
+                "    write dst 0 [0:4, 0:4] %5\n");
+  plan = readPlan(twice);
+  ASSERT_TRUE(plan) << captured.all();
+  report = runtime::runPlanLocally(*plan, options("out"));
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.error().message.find("wt[0:4, 0:4] is written twice"),
+            std::string::npos)
+      << report.error().message;
+}
+
+TEST_F(LocalExecutorTest, SourceProblemsAreFoundBeforeAnythingIsWritten) {
+  std::optional<plan::Plan> plan = readPlan(kPlan);
+  ASSERT_TRUE(plan);
+  // A tensor of the wrong dtype, and a missing file.
+  writeFile(scratch.file("in/src/rank0.safetensors"),
+            {{"w", DType::F32, {4, 4}, std::vector<uint8_t>(64)},
+             {"m.moment1_0", DType::F32, {16}, std::vector<uint8_t>(64)}});
+  std::filesystem::remove(scratch.file("in/src/rank1.safetensors"));
+  Expected<RunReport> report = runtime::runPlanLocally(*plan, options("out"));
+  ASSERT_FALSE(report.ok());
+  const std::string &message = report.error().message;
+  EXPECT_NE(message.find("2 problems with the source checkpoint"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("rank0.safetensors: tensor 'w' (w[0:4, 0:4]) is "
+                         "float32, the plan expects bfloat16"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("rank1.safetensors"), std::string::npos) << message;
+  // The run created the destination directory and removes it again.
+  EXPECT_FALSE(std::filesystem::exists(scratch.file("out")));
+}
+
+TEST_F(LocalExecutorTest, ExistingOutputsAndTheSourceAreNeverOverwritten) {
+  std::optional<plan::Plan> plan = readPlan(kPlan);
+  ASSERT_TRUE(plan);
+  ASSERT_TRUE(runtime::runPlanLocally(*plan, options("out")).ok());
+  Expected<RunReport> again = runtime::runPlanLocally(*plan, options("out"));
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.error().message.find("already holds a checkpoint"),
+            std::string::npos);
+  RunOptions o = options("out");
+  o.overwrite = true;
+  ASSERT_TRUE(runtime::runPlanLocally(*plan, o).ok());
+  expectConverted("out");
+
+  RunOptions intoSource = options("in");
+  Expected<RunReport> source = runtime::runPlanLocally(*plan, intoSource);
+  ASSERT_FALSE(source.ok());
+  EXPECT_NE(source.error().message.find("is the source directory"),
+            std::string::npos);
+}
+
+TEST_F(LocalExecutorTest, BuffersBeyondTheMemoryLimitAreRefused) {
+  std::optional<plan::Plan> plan = readPlan(kPlan);
+  ASSERT_TRUE(plan);
+  RunOptions o = options("out");
+  o.memoryLimit = 100;
+  Expected<RunReport> report = runtime::runPlanLocally(*plan, o);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.error().hint.find("--memory-budget"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(scratch.file("out")));
+}
+
+} // namespace
+} // namespace aoa
