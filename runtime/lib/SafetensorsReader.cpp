@@ -125,8 +125,8 @@ Error SafetensorsReader::failTensor(const SafetensorsTensor &tensor,
 }
 
 Status SafetensorsReader::readBytes(const SafetensorsTensor &tensor,
-                                    uint64_t offset, void *buffer,
-                                    size_t size) const {
+                                    uint64_t offset, void *buffer, size_t size,
+                                    ReadMethod method) const {
   // The header was validated against the file, but `tensor` may come from
   // elsewhere: never read outside this file's data section.
   if (tensor.dataBegin > tensor.dataEnd ||
@@ -143,7 +143,7 @@ Status SafetensorsReader::readBytes(const SafetensorsTensor &tensor,
   if (size == 0)
     return Status();
   uint64_t position = dataOffset_ + tensor.dataBegin + offset;
-  if (map_.isMapped()) {
+  if (map_.isMapped() && method == ReadMethod::Auto) {
     std::memcpy(buffer, map_.data() + position, size);
     return Status();
   }

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fcntl.h>
 #include <numeric>
 #include <sys/stat.h>
@@ -157,7 +158,8 @@ Expected<SafetensorsWriter> SafetensorsWriter::create(
     std::snprintf(suffix, sizeof(suffix), "%08x",
                   unsigned(temporarySuffix(attempt)));
     std::string candidate = directory + "/." + fileName + ".tmp." + suffix;
-    fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+    // Read-write: a shared writable mapping (mapForWrites) needs it.
+    fd = ::open(candidate.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
                 0666);
     if (fd >= 0) {
       writer.temporaryPath_ = std::move(candidate);
@@ -174,9 +176,10 @@ Expected<SafetensorsWriter> SafetensorsWriter::create(
                        "remove stale .*.tmp.* files from the directory");
   writer.file_ = FileDescriptor(fd);
 
+  bool reserved = false;
   if (options.reserveSpace && writer.fileSize_ > 0 &&
-      ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0,
-                  static_cast<off_t>(writer.fileSize_)) != 0) {
+      !(reserved = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0,
+                               static_cast<off_t>(writer.fileSize_)) == 0)) {
     int error = errno;
     // Only a real shortage is an error; file systems that cannot reserve
     // (EOPNOTSUPP and friends) are simply written without a reservation.
@@ -185,6 +188,12 @@ Expected<SafetensorsWriter> SafetensorsWriter::create(
                              " bytes: " + errnoText(error),
                          writeFailureHint(error));
   }
+
+  // A mapping needs the file at its full length; the reservation above
+  // guarantees its blocks. Without one, writes simply go through write().
+  if (options.mapForWrites && reserved &&
+      ::ftruncate(fd, static_cast<off_t>(writer.fileSize_)) == 0)
+    (void)writer.map_.mapWritable(fd, size_t(writer.fileSize_));
 
   std::string prefix =
       encodeSafetensorsHeaderLength(headerText.size()) + headerText;
@@ -200,7 +209,8 @@ Expected<SafetensorsWriter> SafetensorsWriter::create(
 SafetensorsWriter::SafetensorsWriter(SafetensorsWriter &&other) noexcept
     : path_(std::move(other.path_)),
       temporaryPath_(std::exchange(other.temporaryPath_, std::string())),
-      file_(std::move(other.file_)), header_(std::move(other.header_)),
+      file_(std::move(other.file_)), map_(std::move(other.map_)),
+      header_(std::move(other.header_)),
       dataOffset_(other.dataOffset_), fileSize_(other.fileSize_),
       committed_(other.committed_), writeFailed_(other.writeFailed_.load()) {}
 
@@ -209,6 +219,7 @@ SafetensorsWriter::~SafetensorsWriter() { removeTemporary(); }
 void SafetensorsWriter::removeTemporary() {
   if (committed_ || temporaryPath_.empty())
     return;
+  map_ = MemoryMap();
   file_.close();
   ::unlink(temporaryPath_.c_str());
   temporaryPath_.clear();
@@ -218,8 +229,8 @@ Error SafetensorsWriter::fail(std::string what, std::string hint) const {
   return {storageMessage(path_, what), std::move(hint)};
 }
 
-Status SafetensorsWriter::write(std::string_view name, uint64_t offset,
-                                const void *data, size_t size) {
+Status SafetensorsWriter::locate(std::string_view name, uint64_t offset,
+                                 size_t size, uint64_t &fileOffset) const {
   // Built only on failure: writes of many small runs are on the hot path.
   auto tensorText = [&] { return "tensor " + quoteName(name) + ": "; };
   if (committed_)
@@ -238,17 +249,43 @@ Status SafetensorsWriter::write(std::string_view name, uint64_t offset,
                     ": the tensor holds " + std::to_string(tensor->byteSize()) +
                     " bytes",
                 kDeclarationHint);
-  TransferResult written = writeAt(file_.get(), data, size,
-                                   dataOffset_ + tensor->dataBegin + offset);
+  fileOffset = dataOffset_ + tensor->dataBegin + offset;
+  return Status();
+}
+
+Status SafetensorsWriter::write(std::string_view name, uint64_t offset,
+                                const void *data, size_t size) {
+  uint64_t fileOffset = 0;
+  if (Status located = locate(name, offset, size, fileOffset); !located)
+    return located;
+  TransferResult written = writeAt(file_.get(), data, size, fileOffset);
   if (written.error) {
     writeFailed_ = true;
-    return fail(tensorText() + "writing bytes " +
+    return fail("tensor " + quoteName(name) + ": writing bytes " +
                     formatByteRange(offset, offset + size) + " to " +
                     quoteName(temporaryPath_) +
                     " failed: " + errnoText(written.error),
                 writeFailureHint(written.error));
   }
   return Status();
+}
+
+Status SafetensorsWriter::writeMapped(std::string_view name, uint64_t offset,
+                                      const void *data, size_t size) {
+  if (!isMapped())
+    return write(name, offset, data, size);
+  uint64_t fileOffset = 0;
+  if (Status located = locate(name, offset, size, fileOffset); !located)
+    return located;
+  std::memcpy(map_.writableData() + fileOffset, data, size);
+  return Status();
+}
+
+void SafetensorsWriter::releaseMapped(std::string_view name, uint64_t offset,
+                                      uint64_t size) {
+  uint64_t fileOffset = 0;
+  if (isMapped() && locate(name, offset, size, fileOffset).ok())
+    map_.release(size_t(fileOffset), size_t(size));
 }
 
 Status SafetensorsWriter::writeTensor(std::string_view name, const void *data,
@@ -272,6 +309,9 @@ Status SafetensorsWriter::commit() {
     return fail("an earlier write failed, so the file is incomplete and is "
                 "not committed",
                 "fix the cause of the write error and run again");
+  // Stores through the mapping are in the page cache; fsync below flushes
+  // them like written data.
+  map_ = MemoryMap();
   struct stat status;
   if (::fstat(file_.get(), &status) != 0)
     return fail("cannot stat " + quoteName(temporaryPath_) + ": " +

@@ -133,6 +133,7 @@ Status SourceFiles::readRegion(uint32_t tensorId, const Box &region,
                       kShortRunBytes)
     mapped = reader.mappedBytes(*entry);
   Status status;
+  size_t mappedBegin = SIZE_MAX, mappedEnd = 0;
   Status walk = forEachStoredRun(
       tensor.box, tensor.flat, region, [&](const StoredRun &run) {
         size_t from = size_t(run.storedOffset) * elementSize;
@@ -140,11 +141,18 @@ Status SourceFiles::readRegion(uint32_t tensorId, const Box &region,
         uint8_t *to = out + size_t(run.regionOffset) * elementSize;
         if (mapped) {
           std::memcpy(to, mapped->data() + from, size);
+          mappedBegin = std::min(mappedBegin, from);
+          mappedEnd = std::max(mappedEnd, from + size);
           return true;
         }
-        status = reader.readBytes(*entry, from, to, size);
+        status = reader.readBytes(*entry, from, to, size,
+                                  SafetensorsReader::ReadMethod::SystemCall);
         return status.ok();
       });
+  // A run that reads a whole checkpoint through the mapping must not look
+  // as large as the checkpoint.
+  if (mapped && mappedBegin < mappedEnd)
+    reader.releaseMapped(*entry, mappedBegin, mappedEnd - mappedBegin);
   if (!walk.ok())
     return Error{reader.path() + ": tensor '" + tensor.name + "': " +
                      walk.error().message,

@@ -419,3 +419,37 @@ TEST(SafetensorsWriter, HeaderWriteFailureLeavesNothing) {
 }
 
 } // namespace
+
+TEST(SafetensorsWriter, MappedWritesGiveTheSameFileAsWrites) {
+  // Strided stores through the mapping (and pages released in between)
+  // must produce exactly the bytes that plain writes do.
+  ScratchDirectory dir;
+  std::vector<TensorDeclaration> tensors{{"a", DType::F32, {64, 1024}},
+                                         {"b", DType::U8, {3}}};
+  std::vector<uint8_t> a(64 * 1024 * 4);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = uint8_t(i * 7 + 3);
+  SafetensorsWriterOptions mapped;
+  mapped.mapForWrites = true;
+  Expected<SafetensorsWriter> viaMap = SafetensorsWriter::create(
+      dir.file("mapped.safetensors"), tensors, {}, mapped);
+  ASSERT_TRUE(viaMap.ok()) << viaMap.error().toString();
+  EXPECT_TRUE(viaMap->isMapped()) << "ext4 and tmpfs can reserve space";
+  // Column halves of every row, odd rows first.
+  for (size_t half : {1u, 0u})
+    for (size_t row = 0; row < 64; ++row) {
+      size_t offset = row * 4096 + half * 2048;
+      ASSERT_TRUE(viaMap->writeMapped("a", offset, a.data() + offset, 2048));
+      viaMap->releaseMapped("a", offset, 2048);
+    }
+  ASSERT_TRUE(viaMap->writeMapped("b", 0, "xyz", 3));
+  ASSERT_TRUE(viaMap->commit());
+
+  SafetensorsWriter plain =
+      createOk(dir.file("plain.safetensors"), tensors);
+  ASSERT_TRUE(plain.writeTensor("a", a.data(), a.size()));
+  ASSERT_TRUE(plain.writeTensor("b", "xyz", 3));
+  ASSERT_TRUE(plain.commit());
+  EXPECT_EQ(readWholeFile(dir.file("mapped.safetensors")),
+            readWholeFile(dir.file("plain.safetensors")));
+}

@@ -60,8 +60,13 @@ public:
   /// Reads bytes [offset, offset + size) of `tensor`'s data into `buffer`.
   /// Fails when the range is not inside the tensor, when the file has become
   /// shorter since it was opened, or when the system reports an error.
+  /// With ReadMethod::Auto a mapped file is copied from its mapping;
+  /// ReadMethod::SystemCall always uses pread (large reads then do not make
+  /// the file's pages part of this process's resident memory).
+  enum class ReadMethod { Auto, SystemCall };
   Status readBytes(const SafetensorsTensor &tensor, uint64_t offset,
-                   void *buffer, size_t size) const;
+                   void *buffer, size_t size,
+                   ReadMethod method = ReadMethod::Auto) const;
   /// Reads elements [first, first + count) of the row-major flattening.
   Status readElements(const SafetensorsTensor &tensor, uint64_t first,
                       uint64_t count, void *buffer) const;
@@ -71,6 +76,14 @@ public:
 
   /// The xxh3-64 of the tensor's bytes (ContentHash.h), read in chunks.
   Expected<uint64_t> contentHash(const SafetensorsTensor &tensor) const;
+
+  /// Drops the whole pages of bytes [offset, offset + size) of `tensor` in
+  /// the mapping from this process's resident memory (MemoryMap::release);
+  /// does nothing when the file is not mapped.
+  void releaseMapped(const SafetensorsTensor &tensor, uint64_t offset,
+                     uint64_t size) const {
+    map_.release(size_t(dataOffset_ + tensor.dataBegin + offset), size_t(size));
+  }
 
   /// The tensor's bytes inside the mapping (no copy), or nullopt when the
   /// file is not mapped or the tensor's range is not in the file.

@@ -23,6 +23,7 @@
 #include "aoa/ir/DType.h"
 #include "aoa/runtime/Error.h"
 #include "aoa/runtime/FileDescriptor.h"
+#include "aoa/runtime/MemoryMap.h"
 #include "aoa/runtime/SafetensorsHeader.h"
 
 #include <atomic>
@@ -45,6 +46,13 @@ struct SafetensorsWriterOptions {
   /// reported before any data is written rather than in the middle. Ignored
   /// where the file system cannot reserve space.
   bool reserveSpace = true;
+  /// Also map the file read-write, so that writeMapped can store many
+  /// short runs without a system call each. Only done where the space was
+  /// reserved (a store into an unreserved mapping could fault on a full
+  /// disk); isMapped() says whether it was. A mapped file has its full
+  /// length from the start, so commit() cannot notice data that was never
+  /// written: the caller must count what it wrote.
+  bool mapForWrites = false;
 };
 
 class SafetensorsWriter {
@@ -78,6 +86,17 @@ public:
   /// cannot be committed.
   Status write(std::string_view name, uint64_t offset, const void *data,
                size_t size);
+  /// As write, by a copy into the file's mapping (see mapForWrites); falls
+  /// back to write when the file is not mapped.
+  Status writeMapped(std::string_view name, uint64_t offset, const void *data,
+                     size_t size);
+  bool isMapped() const { return map_.writableData() != nullptr; }
+  /// Unmaps from this process the whole pages of [offset, offset + size) of
+  /// tensor `name`'s data in the mapping. The data stays in the page cache
+  /// (dirty until commit() flushes it); only the process's resident size
+  /// shrinks. Does nothing when the file is not mapped.
+  void releaseMapped(std::string_view name, uint64_t offset, uint64_t size);
+
   /// Writes the whole tensor; `size` must be its byte size.
   Status writeTensor(std::string_view name, const void *data, size_t size);
 
@@ -90,11 +109,16 @@ public:
 private:
   SafetensorsWriter() = default;
   Error fail(std::string what, std::string hint) const;
+  /// Checks a write of [offset, offset + size) into tensor `name` and gives
+  /// its position in the file.
+  Status locate(std::string_view name, uint64_t offset, size_t size,
+                uint64_t &fileOffset) const;
   void removeTemporary();
 
   std::string path_;
   std::string temporaryPath_;
   FileDescriptor file_;
+  MemoryMap map_;
   SafetensorsHeader header_;
   uint64_t dataOffset_ = 0;
   uint64_t fileSize_ = 0;
