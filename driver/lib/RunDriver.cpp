@@ -7,8 +7,11 @@
 #include "aoa/ir/SourceManager.h"
 #include "aoa/runtime/ContentHash.h"
 #include "aoa/runtime/LocalExecutor.h"
+#include "aoa/runtime/MpiExecutor.h"
+#include "aoa/runtime/MpiSession.h"
 #include "aoa/runtime/ProgressMeter.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -20,10 +23,15 @@ namespace aoa {
 
 namespace {
 
-void printError(std::ostream &err, const runtime::Error &error) {
-  err << "aoa-run: error: " << error.message << "\n";
+/// "aoa-run: error: …" (with `who`, "aoa-run: rank 2: error: …").
+void printError(std::ostream &err, const runtime::Error &error,
+                const std::string &who = "") {
+  // One write, so that the lines of several ranks do not interleave.
+  std::string text = "aoa-run: " + who + "error: " + error.message + "\n";
   if (!error.hint.empty())
-    err << "hint: " << error.hint << "\n";
+    text += "hint: " + error.hint + "\n";
+  err << text;
+  err.flush();
 }
 
 std::string rate(uint64_t bytes, double seconds) {
@@ -31,86 +39,215 @@ std::string rate(uint64_t bytes, double seconds) {
          "/s";
 }
 
-} // namespace
-
-int runPlanCommand(const RunCommand &command, std::ostream &err) {
-  if (command.backend != "local") {
-    printError(err,
-               runtime::Error{"backend '" + command.backend +
-                                  "' is not available in this build",
-                              command.backend == "mpi" ||
-                                      command.backend == "nccl"
-                                  ? "only --backend=local is implemented "
-                                    "so far; run the plan on one machine"
-                                  : "use --backend=local"});
-    return 1;
-  }
-  std::ifstream file(command.planPath, std::ios::binary);
-  if (!file) {
-    printError(err, runtime::Error{"cannot open the plan '" +
-                                       command.planPath + "'",
-                                   "write one with aoa-compile CONFIG --src "
-                                   "SRC_META --dst DST_META -o PLAN"});
-    return 1;
-  }
+/// The plan file's text, or an error.
+runtime::Expected<std::string> readPlanFile(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return runtime::Error{"cannot open the plan '" + path + "'",
+                          "write one with aoa-compile CONFIG --src SRC_META "
+                          "--dst DST_META -o PLAN"};
   std::ostringstream buffer;
   buffer << file.rdbuf();
-  std::string text = buffer.str();
+  return buffer.str();
+}
 
+/// Reads and verifies the plan's text; diagnostics go to `err`.
+std::optional<plan::Plan> parsePlan(const RunCommand &command,
+                                    const std::string &text,
+                                    std::ostream &err) {
   SourceManager sources;
   DiagnosticEngine diags(sources);
   TextDiagnosticPrinter printer(err, sources, command.color);
   diags.setHandler(printer.handler());
   std::optional<plan::Plan> plan =
       readPlanText(command.planPath, text, sources, diags);
-  if (!plan) {
+  if (!plan)
     err << diags.errorCount()
         << (diags.errorCount() == 1 ? " error" : " errors")
         << " in the plan; nothing was written.\n";
+  return plan;
+}
+
+void makeMeter(ProgressStyle style,
+               std::optional<runtime::ProgressMeter> &meter) {
+  bool terminal = ::isatty(STDERR_FILENO);
+  if (style == ProgressStyle::Bar || (style == ProgressStyle::Auto && terminal))
+    meter.emplace(stderr, true);
+  else if (style != ProgressStyle::None)
+    meter.emplace(stderr, false);
+}
+
+void printHeader(std::ostream &err, const RunCommand &command,
+                 const plan::Plan &plan, const std::string &backend) {
+  err << "aoa-run: " << command.planPath << ": " << plan.ranks
+      << (plan.ranks == 1 ? " rank, " : " ranks, ") << plan.sourceFiles.size()
+      << " source files -> " << plan.destinationFiles.size()
+      << " destination files in '" << command.options.destinationDirectory
+      << "'" << backend << "\n";
+  err.flush();
+}
+
+void printStagingNote(std::ostream &err, const RunCommand &command) {
+  err << "aoa-run: files finished so far are kept in '"
+      << command.options.destinationDirectory
+      << "/.aoa-run'; the same command resumes from them.\n";
+}
+
+void printSummary(std::ostream &err, const runtime::RunReport &report) {
+  err << "aoa-run: wrote " << report.filesWritten << " files ("
+      << formatByteSize(int64_t(report.bytesWritten)) << ")";
+  if (report.filesResumed)
+    err << ", " << report.filesResumed << " finished by an earlier run";
+  err << " in " << std::fixed << std::setprecision(2) << report.seconds
+      << " s (" << rate(report.bytesWritten, report.seconds) << "); read "
+      << formatByteSize(int64_t(report.bytesRead)) << ", passed "
+      << formatByteSize(int64_t(report.bytesExchanged))
+      << " between ranks, buffers up to "
+      << formatByteSize(int64_t(report.peakBufferBytes)) << "\n";
+  if (report.verified)
+    err << "aoa-run: verified: every tensor read back from disk matches its "
+           "xxh3 in metadata.json\n";
+}
+
+/// The process count of the job this process belongs to, when a launcher
+/// (mpirun, srun) started it; 0 otherwise.
+unsigned launcherProcessCount() {
+  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char *value = std::getenv(name))
+      return unsigned(std::strtoul(value, nullptr, 10));
+  return 0;
+}
+
+int runLocally(const RunCommand &command, std::ostream &err) {
+  if (unsigned processes = launcherProcessCount(); processes > 1) {
+    printError(err, runtime::Error{
+                        "aoa-run was started as one of " +
+                            std::to_string(processes) +
+                            " processes (by mpirun) with --backend=local, "
+                            "which runs every rank in each process",
+                        "pass --backend=mpi to run one rank per process, or "
+                        "run aoa-run without mpirun"});
     return 1;
   }
+  runtime::Expected<std::string> text = readPlanFile(command.planPath);
+  if (!text.ok()) {
+    printError(err, text.error());
+    return 1;
+  }
+  std::optional<plan::Plan> plan = parsePlan(command, *text, err);
+  if (!plan)
+    return 1;
 
   runtime::RunOptions options = command.options;
-  options.planFingerprint = runtime::contentHash(text.data(), text.size());
-  bool terminal = ::isatty(STDERR_FILENO);
+  options.planFingerprint = runtime::contentHash(text->data(), text->size());
   std::optional<runtime::ProgressMeter> meter;
-  if (command.progress == ProgressStyle::Bar ||
-      (command.progress == ProgressStyle::Auto && terminal))
-    meter.emplace(stderr, true);
-  else if (command.progress != ProgressStyle::None)
-    meter.emplace(stderr, false);
-  err << "aoa-run: " << command.planPath << ": " << plan->ranks
-      << (plan->ranks == 1 ? " rank, " : " ranks, ")
-      << plan->sourceFiles.size() << " source files -> "
-      << plan->destinationFiles.size() << " destination files in '"
-      << options.destinationDirectory << "'\n";
-  err.flush();
+  makeMeter(command.progress, meter);
+  printHeader(err, command, *plan, "");
 
   runtime::Expected<runtime::RunReport> report =
       runtime::runPlanLocally(*plan, options, meter ? &*meter : nullptr);
   if (!report.ok()) {
     printError(err, report.error());
-    std::string staging = options.destinationDirectory + "/.aoa-run";
     std::error_code ignored;
-    if (std::filesystem::exists(staging + "/journal", ignored))
-      err << "aoa-run: files finished so far are kept in '" << staging
-          << "'; the same command resumes from them.\n";
+    if (std::filesystem::exists(
+            options.destinationDirectory + "/.aoa-run/journal", ignored))
+      printStagingNote(err, command);
     return 1;
   }
-  err << "aoa-run: wrote " << report->filesWritten << " files ("
-      << formatByteSize(int64_t(report->bytesWritten)) << ")";
-  if (report->filesResumed)
-    err << ", " << report->filesResumed << " finished by an earlier run";
-  err << " in " << std::fixed << std::setprecision(2) << report->seconds
-      << " s (" << rate(report->bytesWritten, report->seconds) << "); read "
-      << formatByteSize(int64_t(report->bytesRead)) << ", passed "
-      << formatByteSize(int64_t(report->bytesExchanged))
-      << " between ranks, buffers up to "
-      << formatByteSize(int64_t(report->peakBufferBytes)) << "\n";
-  if (report->verified)
-    err << "aoa-run: verified: every tensor read back from disk matches its "
-           "xxh3 in metadata.json\n";
+  printSummary(err, *report);
   return 0;
+}
+
+std::string rankList(const std::vector<uint32_t> &ranks) {
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (i == 8) {
+      text += " and " + std::to_string(ranks.size() - i) + " more";
+      break;
+    }
+    text += (i ? ", " : "") + std::to_string(ranks[i]);
+  }
+  return text;
+}
+
+/// One rank of an mpi job: rank 0 reads the plan and shares its text, every
+/// rank runs its program; rank 0 prints the progress and the summary, and
+/// every rank its own errors, prefixed with its rank.
+int runWithMpi(const RunCommand &command, std::ostream &err) {
+  runtime::Expected<std::unique_ptr<runtime::MpiSession>> started =
+      runtime::MpiSession::start();
+  if (!started.ok()) {
+    printError(err, started.error());
+    return 1;
+  }
+  const runtime::MpiSession &session = **started;
+  uint32_t rank = session.rank();
+  std::string who = "rank " + std::to_string(rank) + ": ";
+
+  runtime::Expected<std::string> text = std::string();
+  if (rank == 0)
+    text = readPlanFile(command.planPath);
+  if (rank == 0 && !text.ok())
+    printError(err, text.error(), who);
+  if (!session.failedRanks(!text.ok()).empty())
+    return 1;
+  std::string planText = session.broadcast(std::move(*text));
+  // Every rank reads the same text alike; rank 0 prints the diagnostics.
+  std::ostringstream ignored;
+  std::optional<plan::Plan> plan =
+      parsePlan(command, planText, rank == 0 ? err : ignored);
+  if (!plan)
+    return 1;
+
+  runtime::RunOptions options = command.options;
+  options.planFingerprint =
+      runtime::contentHash(planText.data(), planText.size());
+  std::optional<runtime::ProgressMeter> meter;
+  if (rank == 0) {
+    makeMeter(command.progress, meter);
+    printHeader(err, command, *plan,
+                (" (mpi backend, " + std::to_string(session.size()) +
+                 (session.size() == 1 ? " process)" : " processes)")));
+  }
+  runtime::MpiRunResult result = runtime::runPlanWithMpi(
+      *plan, options, session, meter ? &*meter : nullptr);
+  if (!result.ok()) {
+    if (result.error)
+      printError(err, *result.error, who);
+    if (rank == 0) {
+      if (!result.error)
+        err << "aoa-run: " << who << "stopped: " << rankList(result.failedRanks)
+            << " failed (see "
+            << (result.failedRanks.size() == 1 ? "its message"
+                                               : "their messages")
+            << "); every rank stops\n";
+      if (result.keptFinishedFiles)
+        printStagingNote(err, command);
+    }
+    err.flush();
+    return 1;
+  }
+  if (rank == 0)
+    printSummary(err, result.report);
+  return 0;
+}
+
+} // namespace
+
+int runPlanCommand(const RunCommand &command, std::ostream &err) {
+  if (command.backend == "local")
+    return runLocally(command, err);
+  if (command.backend == "mpi")
+    return runWithMpi(command, err);
+  printError(err,
+             runtime::Error{"backend '" + command.backend +
+                                "' is not available in this build",
+                            command.backend == "nccl"
+                                ? "only --backend=local and --backend=mpi "
+                                  "are implemented so far"
+                                : "use --backend=local (all ranks in one "
+                                  "process) or --backend=mpi (under mpirun)"});
+  return 1;
 }
 
 } // namespace aoa

@@ -15,7 +15,9 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <fcntl.h>
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -30,6 +32,8 @@ namespace aoa::runtime {
 namespace {
 
 constexpr size_t kHashChunkBytes = 8 << 20;
+/// Runs shorter than this on average go through the file's mapping.
+constexpr uint64_t kShortRunBytes = 64 << 10;
 
 /// Hashing state of one tensor while its file is written.
 struct TensorProgress {
@@ -129,19 +133,36 @@ bool matchesRecord(const std::string &path, const FinishedFile &record,
 
 } // namespace
 
-Expected<std::unique_ptr<DestinationFiles>>
-DestinationFiles::open(const plan::Plan &plan,
-                       const std::string &destinationDirectory,
-                       const std::string &sourceDirectory,
-                       const DestinationOptions &options) {
-  std::unique_ptr<DestinationFiles> result(new DestinationFiles(plan));
-  DestinationFiles &files = *result;
-  files.directory_ = withoutTrailingSlashes(destinationDirectory);
-  files.stagingDirectory_ = files.directory_ + "/.aoa-run";
-  files.stopAfterFiles_ = options.stopAfterFiles;
-  const std::string &directory = files.directory_;
+namespace {
+
+/// The run journals in `stagingDirectory`: "journal" (the local backend's)
+/// and "journal.RANK" (the mpi backend's), sorted.
+std::vector<std::string> journalPaths(const std::string &stagingDirectory) {
+  std::vector<std::string> paths;
   std::error_code error;
-  files.createdDirectory_ = !fs::exists(directory, error);
+  for (auto it = fs::directory_iterator(stagingDirectory, error);
+       !error && it != fs::directory_iterator(); it.increment(error)) {
+    std::string name = it->path().filename().string();
+    bool rankJournal = name.size() > 8 && name.compare(0, 8, "journal.") == 0 &&
+                       name.find_first_not_of("0123456789", 8) ==
+                           std::string::npos;
+    if (name == "journal" || rankJournal)
+      paths.push_back(it->path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+} // namespace
+
+Expected<bool>
+DestinationFiles::prepareDirectory(const std::string &destinationDirectory,
+                                   const std::string &sourceDirectory,
+                                   const DestinationOptions &options) {
+  std::string directory = withoutTrailingSlashes(destinationDirectory);
+  std::string stagingDirectory = directory + "/.aoa-run";
+  std::error_code error;
+  bool created = !fs::exists(directory, error);
   fs::create_directories(directory, error);
   if (error)
     return fileSystemError("cannot create the destination directory " +
@@ -149,9 +170,8 @@ DestinationFiles::open(const plan::Plan &plan,
                            error);
   // Checks that refuse the run leave the destination as it was.
   auto refuse = [&](Error refusal) -> Error {
-    files.journal_.reset();
     std::error_code ignored;
-    if (files.createdDirectory_)
+    if (created)
       fs::remove_all(directory, ignored);
     return refusal;
   };
@@ -166,6 +186,49 @@ DestinationFiles::open(const plan::Plan &plan,
                             " already holds a checkpoint (metadata.json)",
                         "choose an empty directory, or pass --overwrite to "
                         "replace it"});
+  if (options.restart) {
+    fs::remove_all(stagingDirectory, error);
+    if (error)
+      return fileSystemError("cannot remove " + quoteName(stagingDirectory),
+                             error);
+  }
+  // Every journal there must be this plan's (whichever backend wrote it).
+  for (const std::string &path : journalPaths(stagingDirectory)) {
+    Expected<std::unique_ptr<RunJournal>> journal =
+        RunJournal::open(path, options.planFingerprint);
+    if (!journal.ok())
+      return journal.error();
+  }
+  return created;
+}
+
+Expected<std::unique_ptr<DestinationFiles>>
+DestinationFiles::open(const plan::Plan &plan,
+                       const std::string &destinationDirectory,
+                       const std::string &sourceDirectory,
+                       const DestinationOptions &options) {
+  std::unique_ptr<DestinationFiles> result(new DestinationFiles(plan));
+  DestinationFiles &files = *result;
+  files.directory_ = withoutTrailingSlashes(destinationDirectory);
+  files.stagingDirectory_ = files.directory_ + "/.aoa-run";
+  files.stopAfterFiles_ = options.stopAfterFiles;
+  files.rank_ = options.rank;
+  const std::string &directory = files.directory_;
+  if (!options.rank) {
+    Expected<bool> created =
+        prepareDirectory(destinationDirectory, sourceDirectory, options);
+    if (!created.ok())
+      return created.error();
+    files.createdDirectory_ = *created;
+  }
+  std::error_code error;
+  // Checks that refuse the run leave the destination as it was.
+  auto refuse = [&](Error refusal) -> Error {
+    std::error_code ignored;
+    if (files.createdDirectory_)
+      fs::remove_all(directory, ignored);
+    return refusal;
+  };
 
   // Files, their tensors and sizes.
   files.files_.resize(plan.destinationFiles.size());
@@ -181,26 +244,29 @@ DestinationFiles::open(const plan::Plan &plan,
         uint64_t(tensor.storedElements()) * dtypeSize(tensor.dtype);
   }
 
-  // The journal of an earlier run: a finished file counts when it is still
+  // The journals of an earlier run: a finished file counts when it is still
   // staged (or already moved into place by an interrupted install) with
-  // the size and the tensor hashes the journal recorded.
-  std::string journalPath = files.stagingDirectory_ + "/journal";
-  if (options.restart) {
-    fs::remove_all(files.stagingDirectory_, error);
-    if (error)
-      return fileSystemError("cannot remove " +
-                                 quoteName(files.stagingDirectory_),
-                             error);
-  }
+  // the size and the tensor hashes a journal recorded. A rank reads the
+  // local backend's journal and its own.
+  std::string ownJournal =
+      files.stagingDirectory_ +
+      (options.rank ? "/journal." + std::to_string(*options.rank)
+                    : std::string("/journal"));
+  std::vector<std::string> journals;
+  if (options.rank)
+    journals = {files.stagingDirectory_ + "/journal", ownJournal};
+  else
+    journals = journalPaths(files.stagingDirectory_);
   std::set<std::string> keptStagedFiles;
-  if (fs::exists(journalPath, error)) {
+  for (const std::string &journalPath : journals) {
+    if (!fs::exists(journalPath, error))
+      continue;
     Expected<std::unique_ptr<RunJournal>> journal =
         RunJournal::open(journalPath, options.planFingerprint);
     if (!journal.ok())
       return journal.error();
-    files.journal_ = std::move(*journal);
-    for (const FinishedFile &record : files.journal_->loaded()) {
-      if (record.file >= files.files_.size())
+    for (const FinishedFile &record : (*journal)->loaded()) {
+      if (record.file >= files.files_.size() || !files.owns(record.file))
         continue;
       FileState &state = *files.files_[record.file];
       if (state.finished || record.tensorHashes.size() != state.tensors.size())
@@ -225,6 +291,8 @@ DestinationFiles::open(const plan::Plan &plan,
     if (auto identity = fileIdentity(sourceDirectory + "/" + file.path))
       sources.insert(*identity);
   for (uint32_t f = 0; f < files.files_.size(); ++f) {
+    if (!files.owns(f))
+      continue;
     FileState &state = *files.files_[f];
     std::string target = files.finalPath(f);
     std::optional<std::pair<dev_t, ino_t>> identity = fileIdentity(target);
@@ -245,30 +313,58 @@ DestinationFiles::open(const plan::Plan &plan,
     }
   }
 
-  // Staging: partial files of an interrupted run are useless.
+  // Staging: partial files of an interrupted run are useless. A rank
+  // removes only its own (staged names and their temporaries, .NAME.tmp.*).
   fs::create_directories(files.stagingDirectory_ + "/files", error);
   if (error)
     return fileSystemError("cannot create the staging directory " +
                                quoteName(files.stagingDirectory_),
                            error);
-  for (auto it = fs::recursive_directory_iterator(
-           files.stagingDirectory_ + "/files", error);
-       !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
-    if (it->is_regular_file() &&
-        !keptStagedFiles.count(it->path().lexically_normal().string()))
-      fs::remove(it->path(), error);
+  auto removeUnkept = [&](const fs::path &path) {
+    if (!keptStagedFiles.count(path.lexically_normal().string()))
+      fs::remove(path, error);
+  };
+  if (!options.rank) {
+    for (auto it = fs::recursive_directory_iterator(
+             files.stagingDirectory_ + "/files", error);
+         !error && it != fs::recursive_directory_iterator();
+         it.increment(error))
+      if (it->is_regular_file())
+        removeUnkept(it->path());
+  } else {
+    std::map<fs::path, std::set<std::string>> ownNames;
+    for (uint32_t f = 0; f < files.files_.size(); ++f)
+      if (files.owns(f)) {
+        fs::path staged(files.stagedPath(f));
+        ownNames[staged.parent_path()].insert(staged.filename().string());
+      }
+    for (const auto &[parent, names] : ownNames) {
+      if (!fs::is_directory(parent, error))
+        continue;
+      for (auto it = fs::directory_iterator(parent, error);
+           !error && it != fs::directory_iterator(); it.increment(error)) {
+        if (!it->is_regular_file())
+          continue;
+        std::string name = it->path().filename().string();
+        size_t tmp = name.rfind(".tmp.");
+        bool ours = names.count(name) ||
+                    (name.size() > 1 && name[0] == '.' &&
+                     tmp != std::string::npos && tmp > 1 &&
+                     names.count(name.substr(1, tmp - 1)));
+        if (ours)
+          removeUnkept(it->path());
+      }
+    }
   }
   if (error)
     return fileSystemError("cannot clean the staging directory " +
                                quoteName(files.stagingDirectory_),
                            error);
-  if (!files.journal_) {
-    Expected<std::unique_ptr<RunJournal>> journal =
-        RunJournal::open(journalPath, options.planFingerprint);
-    if (!journal.ok())
-      return journal.error();
-    files.journal_ = std::move(*journal);
-  }
+  Expected<std::unique_ptr<RunJournal>> journal =
+      RunJournal::open(ownJournal, options.planFingerprint);
+  if (!journal.ok())
+    return journal.error();
+  files.journal_ = std::move(*journal);
   return result;
 }
 
@@ -293,8 +389,10 @@ Status DestinationFiles::openWriter(uint32_t fileId) {
     return fileSystemError("cannot create the directory of " +
                                quoteName(staged),
                            error);
-  Expected<SafetensorsWriter> created =
-      SafetensorsWriter::create(staged, std::move(declarations));
+  SafetensorsWriterOptions writerOptions;
+  writerOptions.mapForWrites = true; // for strided regions (writeRegion)
+  Expected<SafetensorsWriter> created = SafetensorsWriter::create(
+      staged, std::move(declarations), {}, writerOptions);
   if (!created.ok())
     return created.error();
   file.writer.emplace(std::move(*created));
@@ -324,17 +422,24 @@ Status DestinationFiles::writeRegion(uint32_t tensorId, const Box &region,
 
   size_t elementSize = dtypeSize(tensor.dtype);
   auto bytes = static_cast<const uint8_t *>(data);
+  uint64_t regionBytes = uint64_t(region.volume()) * elementSize;
+  // Many short runs (a column strip of a row-major tensor) are stored
+  // through the file's mapping: a copy each instead of a system call each.
+  int64_t runCount = storedRunCount(tensor.box, region);
+  bool shortRuns = runCount > 1 && regionBytes / uint64_t(runCount) < kShortRunBytes;
   Status status;
   int64_t runs = 0;
-  uint64_t firstByte = 0;
+  uint64_t firstByte = 0, endByte = 0;
   Status walk = forEachStoredRun(
       tensor.box, tensor.flat, region, [&](const StoredRun &run) {
         if (runs++ == 0)
           firstByte = uint64_t(run.storedOffset) * elementSize;
-        status = writer->write(tensor.name,
-                               uint64_t(run.storedOffset) * elementSize,
-                               bytes + size_t(run.regionOffset) * elementSize,
-                               size_t(run.count) * elementSize);
+        uint64_t offset = uint64_t(run.storedOffset) * elementSize;
+        const uint8_t *from = bytes + size_t(run.regionOffset) * elementSize;
+        size_t size = size_t(run.count) * elementSize;
+        endByte = offset + size; // runs come in increasing order
+        status = shortRuns ? writer->writeMapped(tensor.name, offset, from, size)
+                           : writer->write(tensor.name, offset, from, size);
         return status.ok();
       });
   if (!walk.ok())
@@ -343,7 +448,8 @@ Status DestinationFiles::writeRegion(uint32_t tensorId, const Box &region,
                  walk.error().hint};
   if (!status.ok())
     return status;
-  uint64_t regionBytes = uint64_t(region.volume()) * elementSize;
+  if (shortRuns)
+    writer->releaseMapped(tensor.name, firstByte, endByte - firstByte);
   if (runs == 1) {
     // Contiguous and continuing the hashed prefix: hash it now.
     std::lock_guard<std::mutex> lock(progress->mutex);
@@ -419,7 +525,7 @@ Status DestinationFiles::finishFile(uint32_t fileId) {
 Status DestinationFiles::finishEmptyFiles() {
   for (uint32_t f = 0; f < files_.size(); ++f) {
     FileState &file = *files_[f];
-    if (file.finished || file.dataBytes != 0)
+    if (!owns(f) || file.finished || file.dataBytes != 0)
       continue;
     if (file.tensors.empty())
       return Error{"destination file '" + plan_.destinationFiles[f].path +
@@ -437,9 +543,15 @@ Status DestinationFiles::finishEmptyFiles() {
 }
 
 Status DestinationFiles::install() {
+  if (Status moved = moveFilesIntoPlace(); !moved.ok())
+    return moved;
+  return writeMetadata(tensorHashes());
+}
+
+Status DestinationFiles::moveFilesIntoPlace() {
   for (uint32_t f = 0; f < files_.size(); ++f) {
     FileState &file = *files_[f];
-    if (!file.finished)
+    if (owns(f) && !file.finished)
       return Error{"destination file '" + plan_.destinationFiles[f].path +
                        "' is incomplete: " +
                        std::to_string(file.remainingBytes.load()) + " of its " +
@@ -450,6 +562,8 @@ Status DestinationFiles::install() {
   }
   std::set<std::string> directories;
   for (uint32_t f = 0; f < files_.size(); ++f) {
+    if (!owns(f))
+      continue;
     std::string staged = stagedPath(f), target = finalPath(f);
     std::error_code error;
     if (!fs::exists(staged, error))
@@ -469,7 +583,25 @@ Status DestinationFiles::install() {
   for (const std::string &directory : directories)
     if (Status synced = syncDirectory(directory); !synced.ok())
       return synced;
+  return Status();
+}
 
+std::vector<uint64_t> DestinationFiles::tensorHashes() const {
+  std::vector<uint64_t> hashes(plan_.destinationTensors.size(), 0);
+  for (uint32_t t = 0; t < hashes.size(); ++t) {
+    const FileState &file = *files_[plan_.destinationTensors[t].file];
+    if (file.finished && positionInFile_[t] < file.tensorHashes.size())
+      hashes[t] = file.tensorHashes[positionInFile_[t]];
+  }
+  return hashes;
+}
+
+Status DestinationFiles::writeMetadata(const std::vector<uint64_t> &hashes) {
+  if (hashes.size() != plan_.destinationTensors.size())
+    return Error{"metadata.json needs " +
+                     std::to_string(plan_.destinationTensors.size()) +
+                     " tensor hashes, got " + std::to_string(hashes.size()),
+                 "this is a bug in aoa-run; please report it"};
   // metadata.json: the destination layout, with each tensor's hash.
   ShardMetadataBuilder builder;
   llvm::StringMap<std::vector<uint32_t>> tensorsOfKey;
@@ -496,8 +628,7 @@ Status DestinationFiles::install() {
       if (!shard)
         return Error{"cannot describe '" + key + "' in metadata.json",
                      "the plan is inconsistent; recompile it"};
-      builder.setContentHash(
-          *shard, files_[tensor.file]->tensorHashes[positionInFile_[t]]);
+      builder.setContentHash(*shard, hashes[t]);
     }
   }
   std::ostringstream metadata;
@@ -516,23 +647,41 @@ Status DestinationFiles::install() {
 }
 
 void DestinationFiles::cleanUpAfterFailure() {
+  if (anyFileFinished())
+    return;
+  releaseUnfinishedFiles();
+  removeStagingDirectory(directory_, createdDirectory_);
+}
+
+bool DestinationFiles::anyFileFinished() const {
   for (const auto &file : files_)
     if (file->finished)
-      return;
+      return true;
+  return false;
+}
+
+void DestinationFiles::releaseUnfinishedFiles() {
   // Unfinished writers remove their temporaries when destroyed.
   for (const auto &file : files_) {
     std::lock_guard<std::mutex> lock(file->mutex);
     file->writer.reset();
   }
   journal_.reset();
+}
+
+void DestinationFiles::removeStagingDirectory(
+    const std::string &destinationDirectory, bool removeDestination) {
+  std::string directory = withoutTrailingSlashes(destinationDirectory);
   std::error_code ignored;
-  fs::remove_all(stagingDirectory_, ignored);
-  if (createdDirectory_ && fs::is_empty(directory_, ignored))
-    fs::remove(directory_, ignored);
+  fs::remove_all(directory + "/.aoa-run", ignored);
+  if (removeDestination && fs::is_empty(directory, ignored))
+    fs::remove(directory, ignored);
 }
 
 Status DestinationFiles::verify(ThreadPool &pool) const {
   return pool.parallelFor(files_.size(), [&](size_t f) -> Status {
+    if (!owns(uint32_t(f)))
+      return Status();
     const FileState &file = *files_[f];
     std::string path = finalPath(uint32_t(f));
     {

@@ -6,9 +6,9 @@
 #include "aoa/runtime/LiveInstructions.h"
 #include "aoa/runtime/MessageMatching.h"
 #include "aoa/runtime/ProgressMeter.h"
+#include "aoa/runtime/RankRound.h"
 #include "aoa/runtime/SourceFiles.h"
 #include "aoa/runtime/ThreadPool.h"
-#include "aoa/runtime/TransformSteps.h"
 #include "aoa/runtime/WriteCoverage.h"
 
 #include <chrono>
@@ -20,55 +20,9 @@ namespace {
 
 using plan::Opcode;
 
-/// Buffers start on cache-line boundaries.
-constexpr uint64_t kBufferAlignment = 64;
-
-uint64_t alignUp(uint64_t bytes) {
-  return (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
-}
-
-/// Which buffers of a round a recv defines: those are the sender's memory.
-std::vector<uint8_t> receivedBuffers(const plan::Round &round) {
-  std::vector<uint8_t> received(round.buffers.size(), 0);
-  for (const plan::Instruction &inst : round.instructions)
-    if (inst.opcode == Opcode::Recv)
-      for (uint32_t b : inst.buffers)
-        received[b] = 1;
-  return received;
-}
-
-/// The memory a rank's round needs of its own.
-uint64_t ownedBytes(const plan::Round &round) {
-  std::vector<uint8_t> received = receivedBuffers(round);
-  uint64_t bytes = 0;
-  for (size_t b = 0; b < round.buffers.size(); ++b)
-    if (!received[b])
-      bytes += alignUp(uint64_t(round.buffers[b].bytes()));
-  return bytes;
-}
-
-uint64_t physicalMemory() {
-  long pages = ::sysconf(_SC_PHYS_PAGES);
-  long pageSize = ::sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && pageSize > 0 ? uint64_t(pages) * uint64_t(pageSize) : 0;
-}
-
-/// Each rank's largest round, in own buffer bytes.
-std::vector<uint64_t> largestRounds(const plan::Plan &plan) {
-  std::vector<uint64_t> largest(plan.programs.size(), 0);
-  for (size_t rank = 0; rank < plan.programs.size(); ++rank)
-    for (const plan::Round &round : plan.programs[rank].rounds)
-      largest[rank] = std::max(largest[rank], ownedBytes(round));
-  return largest;
-}
-
-std::string where(uint32_t rank, size_t round) {
-  return "rank " + std::to_string(rank) + ", round " + std::to_string(round);
-}
-
 /// One instruction of one rank in the current round.
 struct Task {
-  uint32_t rank;
+  RankRound *rank;
   uint32_t instruction;
 };
 
@@ -84,188 +38,92 @@ public:
   /// used).
   void reserveArenas(std::vector<uint64_t> bytes) {
     arenas_.resize(plan_.programs.size());
-    pointers_.resize(plan_.programs.size());
     arenaBytes_ = std::move(bytes);
   }
 
   Status runRound(size_t r) {
-    std::vector<Task> reads, copies, writes, receives;
+    std::vector<RankRound> ranks;
+    ranks.reserve(plan_.programs.size());
+    bool anything = false;
     for (uint32_t rank = 0; rank < plan_.programs.size(); ++rank) {
-      if (r >= plan_.programs[rank].rounds.size())
-        continue;
-      const plan::Round &round = plan_.programs[rank].rounds[r];
-      for (uint32_t i = 0; i < round.instructions.size(); ++i) {
-        if (!live_[rank][r][i])
-          continue;
-        switch (round.instructions[i].opcode) {
-        case Opcode::Read:
-          reads.push_back({rank, i});
-          break;
-        case Opcode::Recv:
-          receives.push_back({rank, i});
-          break;
-        case Opcode::Copy:
-          copies.push_back({rank, i});
-          break;
-        case Opcode::Write:
-          writes.push_back({rank, i});
-          break;
-        case Opcode::Send:
-          break;
-        }
-      }
+      llvm::ArrayRef<uint8_t> live;
+      if (r < live_[rank].size())
+        live = live_[rank][r];
+      ranks.emplace_back(plan_, rank, r, live);
+      anything |= !ranks.back().empty();
     }
-    if (reads.empty() && copies.empty() && writes.empty() && receives.empty())
+    if (!anything)
       return Status();
     ++report_.roundsRun;
-    layOutBuffers(r);
+    std::vector<Task> reads, writes;
+    std::vector<std::vector<Task>> copyLevels;
+    for (RankRound &rank : ranks) {
+      if (rank.empty())
+        continue;
+      uint32_t id = rank.rank();
+      if (!arenas_[id] && arenaBytes_[id])
+        arenas_[id].reset(new uint8_t[arenaBytes_[id]]);
+      rank.layOutBuffers(arenas_[id].get(), ReceivedBuffers::Borrowed);
+      for (uint32_t i : rank.reads()) {
+        reads.push_back({&rank, i});
+        bytesRead_ += rank.bufferBytes(rank.instruction(i).buffer);
+      }
+      for (uint32_t i : rank.writes())
+        writes.push_back({&rank, i});
+      const auto &levels = rank.copyLevels();
+      if (copyLevels.size() < levels.size())
+        copyLevels.resize(levels.size());
+      for (size_t level = 0; level < levels.size(); ++level)
+        for (uint32_t i : levels[level])
+          copyLevels[level].push_back({&rank, i});
+    }
 
-    if (Status status = pool_.parallelFor(
-            reads.size(), [&](size_t i) { return runRead(r, reads[i]); });
+    if (Status status = pool_.parallelFor(reads.size(), [&](size_t i) {
+          return reads[i].rank->runRead(reads[i].instruction, sources_);
+        });
         !status.ok())
       return status;
-    if (Status status = deliverMessages(r, receives); !status.ok())
+    if (Status status = deliverMessages(r, ranks); !status.ok())
       return status;
-    if (Status status = runCopies(r, copies); !status.ok())
-      return status;
-    return pool_.parallelFor(writes.size(),
-                             [&](size_t i) { return runWrite(r, writes[i]); });
+    for (const std::vector<Task> &level : copyLevels)
+      if (Status status = pool_.parallelFor(level.size(), [&](size_t i) {
+            return level[i].rank->runCopy(level[i].instruction);
+          });
+          !status.ok())
+        return status;
+    return pool_.parallelFor(writes.size(), [&](size_t i) {
+      return writes[i].rank->runWrite(writes[i].instruction, destinations_);
+    });
   }
+
+  uint64_t bytesRead() const { return bytesRead_; }
 
 private:
-  const plan::Instruction &instructionOf(size_t r, const Task &task) const {
-    return plan_.programs[task.rank].rounds[r].instructions[task.instruction];
-  }
-  const plan::BufferDecl &bufferOf(uint32_t rank, size_t r,
-                                   uint32_t buffer) const {
-    return plan_.programs[rank].rounds[r].buffers[buffer];
-  }
-
-  /// Points each rank's own buffers into its arena.
-  void layOutBuffers(size_t r) {
-    for (uint32_t rank = 0; rank < plan_.programs.size(); ++rank) {
-      std::vector<uint8_t *> &pointers = pointers_[rank];
-      pointers.clear();
-      if (r >= plan_.programs[rank].rounds.size())
-        continue;
-      const plan::Round &round = plan_.programs[rank].rounds[r];
-      if (!arenas_[rank] && arenaBytes_[rank])
-        arenas_[rank].reset(new uint8_t[arenaBytes_[rank]]);
-      std::vector<uint8_t> received = receivedBuffers(round);
-      pointers.assign(round.buffers.size(), nullptr);
-      uint64_t offset = 0;
-      for (size_t b = 0; b < round.buffers.size(); ++b) {
-        if (received[b])
-          continue;
-        pointers[b] = arenas_[rank].get() + offset;
-        offset += alignUp(uint64_t(round.buffers[b].bytes()));
-      }
-    }
-  }
-
-  Status runRead(size_t r, const Task &task) {
-    const plan::Instruction &inst = instructionOf(r, task);
-    const plan::BufferDecl &buffer = bufferOf(task.rank, r, inst.buffer);
-    Status status =
-        sources_.readRegion(inst.tensor, inst.region,
-                            pointers_[task.rank][inst.buffer],
-                            size_t(buffer.bytes()));
-    if (!status.ok())
-      return Error{where(task.rank, r) + ": " + status.error().message,
-                   status.error().hint};
-    bytesRead_ += uint64_t(buffer.bytes());
-    return Status();
-  }
-
   /// A receive takes the sender's buffers themselves.
-  Status deliverMessages(size_t r, const std::vector<Task> &receives) {
-    if (receives.empty())
+  Status deliverMessages(size_t r, std::vector<RankRound> &ranks) {
+    bool any = false;
+    for (const RankRound &rank : ranks)
+      any |= !rank.receives().empty();
+    if (!any)
       return Status();
     Expected<std::vector<std::vector<SendRef>>> matches =
         matchMessages(plan_, r);
     if (!matches.ok())
       return matches.error();
-    for (const Task &task : receives) {
-      const plan::Instruction &recv = instructionOf(r, task);
-      SendRef send = (*matches)[task.rank][task.instruction];
-      const plan::Instruction &sent =
-          plan_.programs[send.rank].rounds[r].instructions[send.instruction];
-      for (size_t b = 0; b < recv.buffers.size(); ++b) {
-        pointers_[task.rank][recv.buffers[b]] =
-            pointers_[send.rank][sent.buffers[b]];
-        report_.bytesExchanged +=
-            uint64_t(bufferOf(task.rank, r, recv.buffers[b]).bytes());
+    for (RankRound &rank : ranks)
+      for (uint32_t i : rank.receives()) {
+        const plan::Instruction &recv = rank.instruction(i);
+        SendRef send = (*matches)[rank.rank()][i];
+        const RankRound &sender = ranks[send.rank];
+        const plan::Instruction &sent = sender.instruction(send.instruction);
+        for (size_t b = 0; b < recv.buffers.size(); ++b) {
+          rank.setBuffer(recv.buffers[b], sender.buffer(sent.buffers[b]));
+          report_.bytesExchanged += rank.bufferBytes(recv.buffers[b]);
+        }
       }
-    }
     return Status();
   }
 
-  /// Copies whose input another copy of the round produces run after it.
-  Status runCopies(size_t r, const std::vector<Task> &copies) {
-    std::vector<std::vector<Task>> levels;
-    std::vector<std::vector<int>> levelOfBuffer(plan_.programs.size());
-    for (const Task &task : copies) {
-      std::vector<int> &levelOf = levelOfBuffer[task.rank];
-      if (levelOf.empty())
-        levelOf.assign(plan_.programs[task.rank].rounds[r].buffers.size(), -1);
-      const plan::Instruction &inst = instructionOf(r, task);
-      int level = levelOf[inst.input] + 1;
-      levelOf[inst.buffer] = level;
-      if (levels.size() <= size_t(level))
-        levels.resize(size_t(level) + 1);
-      levels[size_t(level)].push_back(task);
-    }
-    for (const std::vector<Task> &level : levels) {
-      Status status = pool_.parallelFor(level.size(), [&](size_t i) {
-        return runCopy(r, level[i]);
-      });
-      if (!status.ok())
-        return status;
-    }
-    return Status();
-  }
-
-  Status runCopy(size_t r, const Task &task) {
-    const plan::Instruction &inst = instructionOf(r, task);
-    const plan::BufferDecl &in = bufferOf(task.rank, r, inst.input);
-    const plan::BufferDecl &out = bufferOf(task.rank, r, inst.buffer);
-    Status status = applyTransformSteps(
-        inst.transform,
-        TensorView(pointers_[task.rank][inst.input], size_t(in.bytes()),
-                   in.dtype, in.shape),
-        MutableTensorView(pointers_[task.rank][inst.buffer],
-                          size_t(out.bytes()), out.dtype, out.shape));
-    if (!status.ok())
-      return Error{where(task.rank, r) + ": " + status.error().message,
-                   status.error().hint};
-    return Status();
-  }
-
-  Status runWrite(size_t r, const Task &task) {
-    const plan::Instruction &inst = instructionOf(r, task);
-    const plan::BufferDecl &buffer = bufferOf(task.rank, r, inst.buffer);
-    const plan::StoredTensor &tensor = plan_.destinationTensors[inst.tensor];
-    if (buffer.dtype != tensor.dtype ||
-        buffer.bytes() !=
-            inst.region.volume() * int64_t(dtypeSize(tensor.dtype)))
-      return Error{where(task.rank, r) + ": writing " + tensor.key +
-                       inst.region.toString() + " from a buffer of " +
-                       std::string(dtypeName(buffer.dtype)) +
-                       formatShape(buffer.shape) + " into " +
-                       std::string(dtypeName(tensor.dtype)) + " data",
-                   "the plan is inconsistent; recompile it"};
-    Status status = destinations_.writeRegion(
-        inst.tensor, inst.region, pointers_[task.rank][inst.buffer]);
-    if (!status.ok())
-      return Error{where(task.rank, r) + ": " + status.error().message,
-                   status.error().hint};
-    return Status();
-  }
-
-public:
-  uint64_t bytesRead() const { return bytesRead_; }
-
-private:
   const plan::Plan &plan_;
   ThreadPool &pool_;
   const SourceFiles &sources_;
@@ -274,8 +132,7 @@ private:
   RunReport &report_;
   std::vector<std::unique_ptr<uint8_t[]>> arenas_;
   std::vector<uint64_t> arenaBytes_;
-  std::vector<std::vector<uint8_t *>> pointers_;
-  std::atomic<uint64_t> bytesRead_{0};
+  uint64_t bytesRead_ = 0;
 };
 
 } // namespace
@@ -296,11 +153,13 @@ Expected<RunReport> runPlanLocally(const plan::Plan &plan,
 
   // Memory first: a plan this machine cannot hold fails before anything
   // is created.
-  std::vector<uint64_t> arenaBytes = largestRounds(plan);
+  std::vector<uint64_t> arenaBytes(plan.programs.size());
+  for (uint32_t rank = 0; rank < plan.programs.size(); ++rank)
+    arenaBytes[rank] =
+        largestRoundArenaBytes(plan, rank, ReceivedBuffers::Borrowed);
   for (uint64_t bytes : arenaBytes)
     report.peakBufferBytes += bytes;
-  uint64_t limit = options.memoryLimit ? options.memoryLimit
-                                       : physicalMemory() / 10 * 9;
+  uint64_t limit = memoryLimitOf(options);
   if (limit && report.peakBufferBytes > limit)
     return Error{"running all " + std::to_string(plan.ranks) +
                      " ranks in one process needs " +

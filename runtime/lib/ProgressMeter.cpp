@@ -53,13 +53,31 @@ std::string ProgressMeter::formatLine(const std::string &label, uint64_t done,
 
 void ProgressMeter::start(std::string label, uint64_t total,
                           const std::atomic<uint64_t> &done) {
+  start(std::move(label), total, &done, nullptr);
+}
+
+void ProgressMeter::start(std::string label, uint64_t total,
+                          const std::atomic<uint64_t> &done,
+                          const std::atomic<uint64_t> &moreDone) {
+  start(std::move(label), total, &done, &moreDone);
+}
+
+void ProgressMeter::start(std::string label, uint64_t total,
+                          const std::atomic<uint64_t> *done,
+                          const std::atomic<uint64_t> *moreDone) {
   stop();
   label_ = std::move(label);
   total_ = total;
-  done_ = &done;
+  done_ = done;
+  moreDone_ = moreDone;
   started_ = std::chrono::steady_clock::now();
   stopping_ = false;
   thread_ = std::thread([this] { run(); });
+}
+
+uint64_t ProgressMeter::doneNow() const {
+  return done_->load(std::memory_order_relaxed) +
+         (moreDone_ ? moreDone_->load(std::memory_order_relaxed) : 0);
 }
 
 void ProgressMeter::run() {
@@ -69,7 +87,7 @@ void ProgressMeter::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!wake_.wait_for(lock, milliseconds(terminal_ ? 200 : 500),
                          [&] { return stopping_; })) {
-    uint64_t done = done_->load(std::memory_order_relaxed);
+    uint64_t done = doneNow();
     auto now = steady_clock::now();
     double elapsed = duration<double>(now - started_).count();
     if (terminal_) {
@@ -104,7 +122,7 @@ void ProgressMeter::stop() {
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - started_)
                        .count();
-  std::string line = formatLine(label_, done_->load(), total_, seconds,
+  std::string line = formatLine(label_, doneNow(), total_, seconds,
                                 terminal_);
   std::fprintf(out_, terminal_ ? "\r%s\033[K\n" : "%s\n", line.c_str());
   std::fflush(out_);

@@ -3,6 +3,7 @@
 # bit (aoa-compare, Inputs/expected_checkpoint.py). Run through ctest (see
 # test/CMakeLists.txt), which passes build_dir, llvm_tools_dir, examples_dir.
 import os
+import subprocess
 import sys
 import lit.formats
 
@@ -39,3 +40,28 @@ config.environment["PATH"] = os.pathsep.join(
 config.environment["NO_COLOR"] = "1"
 # Scripts that import Inputs/*.py leave no __pycache__ in the source tree.
 config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
+
+# The mpi backend: `mpi-backend` when this build has it (AOA_ENABLE_MPI),
+# `mpi` when mpirun can also be run, so `REQUIRES: mpi` tests skip cleanly
+# elsewhere. `%mpirun N CMD` starts N processes; Open MPI needs flags to run as
+# root and to start more processes than there are cores.
+if lit_config.params.get("enable_mpi", "OFF").upper() in ("1", "ON", "TRUE", "YES"):
+    config.available_features.add("mpi-backend")
+    mpiexec = lit_config.params.get("mpiexec", "") or "mpirun"
+    try:
+        version = subprocess.run([mpiexec, "--version"], capture_output=True,
+                                 text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        version = None
+    if version is not None:
+        flags = []
+        if "Open MPI" in version or "OpenRTE" in version:
+            flags = ["--allow-run-as-root", "--oversubscribe"]
+            # No cross-memory attach (containers often forbid ptrace);
+            # copies through shared memory work everywhere.
+            config.environment["OMPI_MCA_btl_vader_single_copy_mechanism"] = "none"
+        config.available_features.add("mpi")
+        config.substitutions.append(("%mpirun", " ".join([mpiexec] + flags + ["-np"])))
+        for name in ["HOME", "TMPDIR"]:
+            if name in os.environ:
+                config.environment[name] = os.environ[name]

@@ -30,12 +30,15 @@ static cl::opt<std::string> destinationDirectory(
     cl::desc("Where the converted checkpoint and its metadata.json go"),
     cl::value_desc("dir"), cl::cat(category));
 static cl::opt<std::string>
-    backend("backend", cl::desc("Executor: local (all ranks in one process)"),
+    backend("backend",
+            cl::desc("Executor: local (all ranks in one process) or mpi "
+                     "(one process per rank: mpirun -np RANKS aoa-run ...)"),
             cl::value_desc("name"), cl::init("local"), cl::cat(category));
 static cl::opt<unsigned>
     threads("threads",
             cl::desc("Worker threads for reads, copies and writes (0 = one "
-                     "per core)"),
+                     "per core; with mpi, per process: the cores shared by "
+                     "the processes on a host)"),
             cl::init(0), cl::cat(category));
 static cl::opt<bool> verify(
     "verify",
@@ -58,7 +61,7 @@ static cl::opt<std::string> memoryLimit(
 static cl::opt<unsigned> stopAfterFiles(
     "stop-after-files",
     cl::desc("For testing resumption: fail as if interrupted once this many "
-             "files are finished"),
+             "files are finished (with mpi: by each rank)"),
     cl::init(0), cl::Hidden, cl::cat(category));
 static cl::opt<aoa::ProgressStyle> progress(
     "progress", cl::desc("How to show progress on stderr"),

@@ -1,9 +1,13 @@
 //===- RunDriver.h - What aoa-run does with its parsed flags ----*- C++ -*-===//
 //
 // Reads and verifies a plan (codegen's reader, with located diagnostics),
-// picks the backend, runs it with a progress meter, and reports. Only the
-// `local` backend exists so far; the others are refused with a message
-// rather than silently replaced.
+// picks the backend, runs it with a progress meter, and reports. `local`
+// runs every rank in this process; `mpi` runs this process's rank of an
+// mpirun job (MPI lives for the call, runtime/MpiSession.h): rank 0 reads
+// the plan and shares it, prints the progress and the summary, and every
+// rank prints its own errors prefixed with "rank R: ". `nccl` is refused
+// with a message rather than silently replaced, as is `mpi` in a build
+// without MPI.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_DRIVER_RUNDRIVER_H
@@ -20,7 +24,7 @@ enum class ProgressStyle { Auto, Bar, Lines, None };
 
 struct RunCommand {
   std::string planPath;
-  std::string backend = "local";
+  std::string backend = "local"; ///< local, mpi
   runtime::RunOptions options;
   ProgressStyle progress = ProgressStyle::Auto;
   bool color = false;

@@ -12,6 +12,13 @@
 // order is hashed as it is written; tensors written out of order are hashed
 // by reading the staged file back before it is committed.
 //
+// The mpi backend runs one process per rank, all sharing DST: one process
+// first prepares the directory (prepareDirectory), then every rank opens
+// its own files only (DestinationOptions::rank), with its own journal
+// DST/.aoa-run/journal.RANK. Each rank moves its own finished files into
+// DST (moveFilesIntoPlace); rank 0 writes metadata.json with every rank's
+// hashes (writeMetadata) once all have succeeded.
+//
 //===----------------------------------------------------------------------===//
 #ifndef AOA_RUNTIME_DESTINATIONFILES_H
 #define AOA_RUNTIME_DESTINATIONFILES_H
@@ -22,6 +29,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +50,11 @@ struct DestinationOptions {
   /// Fail once this many files were finished by this run (0 = never); see
   /// RunOptions::stopAfterFiles.
   uint32_t stopAfterFiles = 0;
+  /// The mpi backend: this process is this rank and handles only the
+  /// destination files the plan gives it ("its files" below), journaling
+  /// them in DST/.aoa-run/journal.RANK; prepareDirectory must have run.
+  /// Unset (the local backend): every file, journal DST/.aoa-run/journal.
+  std::optional<uint32_t> rank;
 };
 
 class DestinationFiles {
@@ -54,6 +67,16 @@ public:
   open(const plan::Plan &plan, const std::string &destinationDirectory,
        const std::string &sourceDirectory, const DestinationOptions &options);
   ~DestinationFiles();
+
+  /// What open() does first for the whole directory, before looking at
+  /// files: creates it when missing, refuses the source directory and an
+  /// existing metadata.json (unless overwrite), with restart removes the
+  /// staging directory, and refuses journals of another plan. Run by one
+  /// process only; open() runs it itself unless options.rank is set.
+  /// Returns whether it created the directory.
+  static Expected<bool> prepareDirectory(const std::string &destinationDirectory,
+                                         const std::string &sourceDirectory,
+                                         const DestinationOptions &options);
 
   /// Files finished by an earlier run (resumed) or by this one so far.
   std::vector<bool> finishedFiles() const;
@@ -74,12 +97,30 @@ public:
   /// Moves every finished file into the destination directory and writes
   /// metadata.json; fails when a file is unfinished.
   Status install();
+  /// install()'s first step: moves its files into the destination
+  /// directory; fails when one is unfinished.
+  Status moveFilesIntoPlace();
+  /// By destination tensor: the xxh3 of each tensor of its finished files,
+  /// 0 for the others.
+  std::vector<uint64_t> tensorHashes() const;
+  /// install()'s last step: writes metadata.json with `hashes` (by
+  /// destination tensor) and removes the staging directory.
+  Status writeMetadata(const std::vector<uint64_t> &hashes);
 
   /// After a failed run: when no file is finished, removes the staging
   /// directory (and the destination directory if this run created it and
   /// it is empty), so that a failure leaves nothing behind. Finished files
   /// are kept for the next run to resume from.
   void cleanUpAfterFailure();
+  /// cleanUpAfterFailure's steps, for the mpi backend where only the ranks
+  /// together know whether any file is finished:
+  bool anyFileFinished() const;
+  /// Unfinished files remove their temporaries; the journal is closed.
+  void releaseUnfinishedFiles();
+  /// Removes the staging directory, and the destination directory too when
+  /// `removeDestination` and it is then empty.
+  static void removeStagingDirectory(const std::string &destinationDirectory,
+                                     bool removeDestination);
 
   /// Re-reads every installed file (its header, then its tensors' bytes,
   /// from disk where the system allows) and checks each tensor's hash.
@@ -93,6 +134,10 @@ private:
   Status finishFile(uint32_t file);
   std::string stagedPath(uint32_t file) const;
   std::string finalPath(uint32_t file) const;
+  /// Whether this process handles `file` (see DestinationOptions::rank).
+  bool owns(uint32_t file) const {
+    return !rank_ || plan_.destinationFiles[file].rank == *rank_;
+  }
 
   const plan::Plan &plan_;
   std::string directory_;
@@ -101,6 +146,7 @@ private:
   std::vector<std::unique_ptr<FileState>> files_;
   /// By destination tensor: its position among its file's tensors.
   std::vector<uint32_t> positionInFile_;
+  std::optional<uint32_t> rank_;
   bool createdDirectory_ = false;
   size_t resumedFiles_ = 0;
   uint32_t stopAfterFiles_ = 0;

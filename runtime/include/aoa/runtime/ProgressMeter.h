@@ -32,6 +32,12 @@ public:
   /// Starts reporting `done` (advanced by others) against `total` bytes.
   void start(std::string label, uint64_t total,
              const std::atomic<uint64_t> &done);
+  /// The same, for work counted by two counters, reported as their sum
+  /// (the mpi backend: this process's bytes, and the other ranks' as of
+  /// the last time the ranks agreed).
+  void start(std::string label, uint64_t total,
+             const std::atomic<uint64_t> &done,
+             const std::atomic<uint64_t> &moreDone);
   /// Prints the final line and stops the thread; idempotent.
   void stop();
 
@@ -40,13 +46,18 @@ public:
                                 uint64_t total, double seconds, bool bar);
 
 private:
+  void start(std::string label, uint64_t total,
+             const std::atomic<uint64_t> *done,
+             const std::atomic<uint64_t> *moreDone);
   void run();
+  uint64_t doneNow() const;
 
   std::FILE *out_;
   bool terminal_;
   std::string label_;
   uint64_t total_ = 0;
   const std::atomic<uint64_t> *done_ = nullptr;
+  const std::atomic<uint64_t> *moreDone_ = nullptr;
   std::chrono::steady_clock::time_point started_;
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -1,8 +1,7 @@
 //===- RunOptions.h - What an execution of a plan is told and tells -*- C++ -*-===//
 //
-// Shared by every backend: the local one now, the MPI and NCCL ones later
-// (DESIGN.md §3.3). A plan is the same for all of them; only the executor
-// changes.
+// Shared by every backend: local and mpi now, nccl later (DESIGN.md §3.3).
+// A plan is the same for all of them; only the executor changes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_RUNTIME_RUNOPTIONS_H
@@ -16,7 +15,8 @@ namespace aoa::runtime {
 struct RunOptions {
   std::string sourceDirectory;
   std::string destinationDirectory;
-  /// Worker threads for reads, copies and writes; 0 = one per core.
+  /// Worker threads for reads, copies and writes; 0 = one per core (mpi:
+  /// per process, the host's cores divided among its processes).
   unsigned threads = 0;
   /// Re-read every written file from disk and check its hashes.
   bool verify = false;
@@ -26,13 +26,17 @@ struct RunOptions {
   bool restart = false;
   /// Identifies the plan in the run journal (a hash of the plan's text).
   uint64_t planFingerprint = 0;
-  /// The most buffer memory the run may hold at once; 0 = 90% of the
-  /// machine's physical memory.
+  /// The most buffer memory the run may hold at once (mpi: all processes
+  /// of a host together); 0 = 90% of the machine's physical memory.
   uint64_t memoryLimit = 0;
   /// For testing resumption: fail, as an interruption would, once this many
-  /// files have been finished by this run (0 = never).
+  /// files have been finished by this run (0 = never); mpi: by each rank.
   uint32_t stopAfterFiles = 0;
 };
+
+/// The buffer memory a run may hold: options.memoryLimit, or 90% of the
+/// machine's physical memory when that is 0.
+uint64_t memoryLimitOf(const RunOptions &options);
 
 struct RunReport {
   uint32_t ranks = 0;

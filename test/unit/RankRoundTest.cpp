@@ -1,0 +1,112 @@
+//===- RankRoundTest.cpp - One rank's round, shared by the backends -------===//
+//
+// A RankRound sorts a round's live instructions into phases, puts chained
+// copies into levels, and sizes and lays out the round's arena: with the
+// buffers a recv defines (the mpi backend receives into them) or without
+// (the local backend points them at the sender's buffers).
+//
+//===----------------------------------------------------------------------===//
+#include "CapturedDiagnostics.h"
+#include "SamplePlanText.h"
+
+#include "aoa/codegen/PlanReader.h"
+#include "aoa/runtime/RankRound.h"
+
+#include <gtest/gtest.h>
+
+namespace aoa {
+namespace {
+
+using runtime::RankRound;
+using runtime::ReceivedBuffers;
+
+class RankRoundTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    text = test::kSamplePlanText;
+    plan = readPlanText("sample.plan", text, captured.sources, captured.diags);
+    ASSERT_TRUE(plan) << captured.all();
+  }
+  test::CapturedDiagnostics captured;
+  std::string text;
+  std::optional<plan::Plan> plan;
+};
+
+TEST_F(RankRoundTest, SortsInstructionsIntoPhases) {
+  RankRound round(*plan, 0, 0);
+  EXPECT_FALSE(round.empty());
+  EXPECT_EQ(round.where(), "rank 0, round 0");
+  EXPECT_EQ(round.reads(), (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(round.sends(), (std::vector<uint32_t>{2}));
+  EXPECT_EQ(round.receives(), (std::vector<uint32_t>{3}));
+  ASSERT_EQ(round.copyLevels().size(), 1u);
+  EXPECT_EQ(round.copyLevels()[0], (std::vector<uint32_t>{4, 5}));
+  EXPECT_EQ(round.writes(), (std::vector<uint32_t>{6, 7, 8}));
+  // Rank 0 has nothing to do in round 1; no rank has a round 2.
+  EXPECT_TRUE(RankRound(*plan, 0, 1).empty());
+  EXPECT_TRUE(RankRound(*plan, 1, 2).empty());
+}
+
+TEST_F(RankRoundTest, KeepsOnlyLiveInstructions) {
+  // Rank 1, round 0 without the q reshape (read %2, copy %4, its write).
+  std::vector<uint8_t> live = {1, 1, 0, 1, 1, 0, 1, 0};
+  RankRound round(*plan, 1, 0, live);
+  EXPECT_EQ(round.reads(), (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(round.sends(), (std::vector<uint32_t>{3}));
+  EXPECT_EQ(round.receives(), (std::vector<uint32_t>{4}));
+  EXPECT_TRUE(round.copyLevels().empty());
+  EXPECT_EQ(round.writes(), (std::vector<uint32_t>{6}));
+  EXPECT_TRUE(RankRound(*plan, 1, 1, std::vector<uint8_t>(3, 0)).empty());
+}
+
+TEST_F(RankRoundTest, ArenasHoldEveryBufferOnACacheLine) {
+  // Rank 0, round 0: six buffers of 32 or 64 bytes, two of them received.
+  const plan::Round &round = plan->programs[0].rounds[0];
+  EXPECT_EQ(runtime::roundArenaBytes(round, ReceivedBuffers::Owned), 6u * 64);
+  EXPECT_EQ(runtime::roundArenaBytes(round, ReceivedBuffers::Borrowed),
+            4u * 64);
+  EXPECT_EQ(runtime::largestRoundArenaBytes(*plan, 1, ReceivedBuffers::Owned),
+            5u * 64);
+
+  std::vector<uint8_t> arena(6 * 64);
+  RankRound owned(*plan, 0, 0);
+  owned.layOutBuffers(arena.data(), ReceivedBuffers::Owned);
+  for (uint32_t b = 0; b < 6; ++b)
+    EXPECT_EQ(owned.buffer(b), arena.data() + 64 * b) << b;
+  RankRound borrowed(*plan, 0, 0);
+  borrowed.layOutBuffers(arena.data(), ReceivedBuffers::Borrowed);
+  EXPECT_EQ(borrowed.buffer(1), arena.data() + 64);
+  EXPECT_EQ(borrowed.buffer(2), nullptr);
+  EXPECT_EQ(borrowed.buffer(3), nullptr);
+  EXPECT_EQ(borrowed.buffer(4), arena.data() + 128);
+  borrowed.setBuffer(2, arena.data());
+  EXPECT_EQ(borrowed.buffer(2), arena.data());
+  EXPECT_EQ(borrowed.bufferBytes(2), 32u);
+}
+
+TEST(RankRoundCopyLevels, ACopyOfACopyRunsInALaterLevel) {
+  plan::Plan plan;
+  plan.ranks = 1;
+  plan.programs.resize(1);
+  plan::Round &round = plan.programs[0].rounds.emplace_back();
+  round.buffers.resize(5, plan::BufferDecl{DType::F32, {4}});
+  auto add = [&](plan::Opcode opcode, uint32_t buffer, uint32_t input) {
+    plan::Instruction &inst = round.instructions.emplace_back();
+    inst.opcode = opcode;
+    inst.buffer = buffer;
+    inst.input = input;
+  };
+  add(plan::Opcode::Read, 0, 0);
+  add(plan::Opcode::Copy, 1, 0);
+  add(plan::Opcode::Copy, 2, 1);
+  add(plan::Opcode::Copy, 3, 0);
+  add(plan::Opcode::Copy, 4, 2);
+  RankRound rankRound(plan, 0, 0);
+  ASSERT_EQ(rankRound.copyLevels().size(), 3u);
+  EXPECT_EQ(rankRound.copyLevels()[0], (std::vector<uint32_t>{1, 3}));
+  EXPECT_EQ(rankRound.copyLevels()[1], (std::vector<uint32_t>{2}));
+  EXPECT_EQ(rankRound.copyLevels()[2], (std::vector<uint32_t>{4}));
+}
+
+} // namespace
+} // namespace aoa
