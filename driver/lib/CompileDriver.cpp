@@ -42,7 +42,11 @@ bool runStages(CompileOptions options, SourceManager &sources,
   if (options.emit == EmitKind::Tokens)
     return printTokens(text, *config, sources, diags);
 
-  std::optional<Program> program = parseConfig(*config, sources, diags);
+  // With metadata, a config without statements is a pure re-layout.
+  bool relayoutOnly = !options.sourceMetadataPath.empty() &&
+                      options.emit != EmitKind::Ast;
+  std::optional<Program> program =
+      parseConfig(*config, sources, diags, relayoutOnly);
   if (!program)
     return false;
   if (options.emit == EmitKind::Ast) {

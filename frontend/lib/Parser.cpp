@@ -331,14 +331,14 @@ bool parseStatements(uint32_t buffer, const SourceManager &sources,
 
 std::optional<Program> parseConfig(const ConfigFile &config,
                                    const SourceManager &sources,
-                                   DiagnosticEngine &diags) {
+                                   DiagnosticEngine &diags, bool allowEmpty) {
   Program program;
   program.reverse = config.reverse;
   program.enableTraceback = config.enableTraceback;
   bool ok = true;
   for (uint32_t buffer : config.statementBuffers)
     ok &= parseStatements(buffer, sources, diags, program.statements);
-  if (ok && program.statements.empty()) {
+  if (ok && program.statements.empty() && !allowEmpty) {
     SourceLocation where{config.fileBuffer, 1, 1};
     if (config.isJson) {
       size_t at = sources.text(config.fileBuffer).find("\"aoa_statements\"");

@@ -25,10 +25,12 @@ bool parseStatements(uint32_t buffer, const SourceManager &sources,
 
 /// Parses every statement of a loaded config into a Program. Reports every
 /// error it finds and returns nullopt if there was any, including a config
-/// with no statements at all.
+/// with no statements at all unless `allowEmpty` (a pure re-layout: with
+/// metadata, every key maps to itself).
 std::optional<Program> parseConfig(const ConfigFile &config,
                                    const SourceManager &sources,
-                                   DiagnosticEngine &diags);
+                                   DiagnosticEngine &diags,
+                                   bool allowEmpty = false);
 
 } // namespace aoa
 
