@@ -2,34 +2,47 @@
 #include "aoa/ir/BoxOverlap.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace aoa {
 
-std::optional<Box> findOverlap(std::vector<const Box *> &boxes) {
+std::optional<std::pair<size_t, size_t>>
+findOverlappingPair(const std::vector<const Box *> &boxes) {
   // Empty boxes hold no elements.
-  boxes.erase(std::remove_if(boxes.begin(), boxes.end(),
-                             [](const Box *box) { return box->isEmpty(); }),
-              boxes.end());
-  if (boxes.size() < 2)
+  std::vector<size_t> order;
+  order.reserve(boxes.size());
+  for (size_t i = 0; i < boxes.size(); ++i)
+    if (!boxes[i]->isEmpty())
+      order.push_back(i);
+  if (order.size() < 2)
     return std::nullopt;
-  if (boxes.front()->rank() == 0)
-    return *boxes.front();
-  std::sort(boxes.begin(), boxes.end(), [](const Box *a, const Box *b) {
-    return a->dim(0).begin < b->dim(0).begin;
+  if (boxes[order[0]]->rank() == 0)
+    return std::make_pair(order[0], order[1]);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return boxes[a]->dim(0).begin < boxes[b]->dim(0).begin;
   });
-  std::vector<const Box *> active;
-  for (const Box *box : boxes) {
+  std::vector<size_t> active;
+  for (size_t i : order) {
+    const Box &box = *boxes[i];
     active.erase(std::remove_if(active.begin(), active.end(),
-                                [&](const Box *other) {
-                                  return other->dim(0).end <= box->dim(0).begin;
+                                [&](size_t j) {
+                                  return boxes[j]->dim(0).end <=
+                                         box.dim(0).begin;
                                 }),
                  active.end());
-    for (const Box *other : active)
-      if (std::optional<Box> common = intersect(*box, *other))
-        return common;
-    active.push_back(box);
+    for (size_t j : active)
+      if (intersect(box, *boxes[j]))
+        return std::make_pair(j, i);
+    active.push_back(i);
   }
   return std::nullopt;
+}
+
+std::optional<Box> findOverlap(const std::vector<const Box *> &boxes) {
+  std::optional<std::pair<size_t, size_t>> pair = findOverlappingPair(boxes);
+  if (!pair)
+    return std::nullopt;
+  return intersect(*boxes[pair->first], *boxes[pair->second]);
 }
 
 } // namespace aoa

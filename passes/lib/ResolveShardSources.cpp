@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/passes/Passes.h"
 
+#include "aoa/ir/BoxOverlap.h"
+
 #include "aoa/ir/FlatRange.h"
 #include "aoa/ir/OptimizerState.h"
 #include "ShardSourceFinder.h"
@@ -87,6 +89,7 @@ public:
         state_.plan.addedKeys.emplace_back(tensor.key());
         continue;
       }
+      checkDestinationLayout(tensor);
       for (ShardRef shard : tensor.shards())
         resolveShard(tensor, shard);
     }
@@ -165,64 +168,100 @@ private:
                                                 std::vector<SourcePiece>());
     if (!inserted)
       return it->second;
+    it->second = groupReplicas(tensor);
+    if (!checkDisjoint(tensor, it->second, *state_.source.metadata(),
+                       "source"))
+      overlapping_.insert(tensor.id());
+    return it->second;
+  }
+
+  /// The boxes the key's shards store whole, each once with the shards
+  /// (replicas) that hold it.
+  static std::vector<SourcePiece> groupReplicas(TensorRef tensor) {
+    std::vector<SourcePiece> pieces;
     std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, size_t>
         byBox;
     for (ShardRef shard : tensor.shards())
       for (const FlatPiece &piece : storedPieces(shard)) {
         auto key = std::make_pair(piece.box.offsets(), piece.box.shape());
-        auto [slot, added] = byBox.emplace(key, it->second.size());
+        auto [slot, added] = byBox.emplace(key, pieces.size());
         if (added)
-          it->second.push_back(SourcePiece{piece.box, {}});
-        it->second[slot->second].replicas.push_back(shard.id());
+          pieces.push_back(SourcePiece{piece.box, {}});
+        pieces[slot->second].replicas.push_back(shard.id());
       }
-    if (!checkDisjoint(tensor, it->second))
-      overlapping_.insert(tensor.id());
-    return it->second;
+    return pieces;
   }
 
-  /// Pieces that are not replicas of each other must not overlap: a sweep
-  /// along the first axis compares only pieces whose rows meet.
-  bool checkDisjoint(TensorRef tensor, const std::vector<SourcePiece> &pieces) {
-    if (pieces.size() < 2 || pieces[0].box.rank() == 0)
+  /// Pieces that are not replicas of each other must not overlap (a sort
+  /// and sweep, BoxOverlap.h).
+  bool checkDisjoint(TensorRef tensor, const std::vector<SourcePiece> &pieces,
+                     const ShardMetadata &metadata, const char *side) {
+    std::vector<const Box *> boxes;
+    boxes.reserve(pieces.size());
+    for (const SourcePiece &piece : pieces)
+      boxes.push_back(&piece.box);
+    std::optional<std::pair<size_t, size_t>> pair = findOverlappingPair(boxes);
+    if (!pair)
       return true;
-    std::vector<size_t> order(pieces.size());
-    for (size_t i = 0; i < order.size(); ++i)
-      order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return pieces[a].box.dim(0).begin < pieces[b].box.dim(0).begin;
-    });
-    std::vector<size_t> active;
-    for (size_t i : order) {
-      const Box &box = pieces[i].box;
-      active.erase(std::remove_if(active.begin(), active.end(),
-                                  [&](size_t j) {
-                                    return pieces[j].box.dim(0).end <=
-                                           box.dim(0).begin;
-                                  }),
-                   active.end());
-      for (size_t j : active)
-        if (std::optional<Box> common = intersect(box, pieces[j].box)) {
-          if (budget_.allow())
-            state_.diags
-                .error(SourceLocation{},
-                       "source key '" + std::string(tensor.key()) +
-                           "': stored shards overlap in " +
-                           common->toString() + " (in '" +
-                           std::string(state_.source.metadata()
-                                           ->shard(pieces[i].replicas[0])
-                                           .file()) +
-                           "' and '" +
-                           std::string(state_.source.metadata()
-                                           ->shard(pieces[j].replicas[0])
-                                           .file()) +
-                           "') without being replicas")
-                .hint("replicas have equal global_offset and local_shape; "
-                      "other shards of a key must not overlap");
-          return false;
-        }
-      active.push_back(i);
+    if (budget_.allow()) {
+      auto fileOf = [&](size_t piece) {
+        return std::string(metadata.shard(pieces[piece].replicas[0]).file());
+      };
+      state_.diags
+          .error(SourceLocation{},
+                 std::string(side) + " key '" + std::string(tensor.key()) +
+                     "': stored shards overlap in " +
+                     intersect(pieces[pair->first].box,
+                               pieces[pair->second].box)
+                         ->toString() +
+                     " (in '" + fileOf(pair->first) + "' and '" +
+                     fileOf(pair->second) + "') without being replicas")
+          .hint("replicas have equal global_offset and local_shape; "
+                "other shards of a key must not overlap");
     }
-    return true;
+    return false;
+  }
+
+  /// A destination key must be stored whole: the union of its shards must
+  /// cover every element, or converted data would be silently dropped.
+  /// (Shards may overlap: each is filled from the source on its own, so the
+  /// shared elements get the same data.)
+  void checkDestinationLayout(TensorRef tensor) {
+    std::vector<SourcePiece> pieces = groupReplicas(tensor);
+    std::vector<const Box *> boxes;
+    int64_t stored = 0;
+    for (const SourcePiece &piece : pieces) {
+      boxes.push_back(&piece.box);
+      stored += piece.box.volume();
+    }
+    Box whole = Box::fromShape(tensor.globalShape());
+    bool disjoint = !findOverlappingPair(boxes);
+    if (disjoint && stored == whole.volume())
+      return; // the common case, without building the complement
+    // The key minus every stored piece.
+    std::vector<Box> missing{whole};
+    for (const SourcePiece &piece : pieces) {
+      std::vector<Box> rest;
+      for (const Box &box : missing)
+        for (Box &part : subtract(box, piece.box))
+          rest.push_back(std::move(part));
+      missing = std::move(rest);
+    }
+    int64_t unstored = 0;
+    for (const Box &box : missing)
+      unstored += box.volume();
+    if (unstored == 0 || !budget_.allow())
+      return;
+    state_.diags
+        .error(SourceLocation{},
+               "destination key '" + std::string(tensor.key()) + "': " +
+                   std::to_string(unstored) + " of its " +
+                   std::to_string(whole.volume()) +
+                   " elements are stored by no shard, e.g. " +
+                   std::string(tensor.key()) + missing.front().toString())
+        .hint("a destination layout stores every element of each key it "
+              "lists; check the shards' global_offset, local_shape and "
+              "flat_range");
   }
 
   /// The replica to read: one on `destinationRank` if any (the least-read

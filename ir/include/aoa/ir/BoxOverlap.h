@@ -12,15 +12,21 @@
 
 #include "aoa/ir/Box.h"
 
+#include <cstddef>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace aoa {
 
-/// The elements two of `boxes` share (the first such pair found), or nullopt
-/// when the boxes are pairwise disjoint. Boxes of rank 0 are single
-/// elements. Reorders `boxes`.
-std::optional<Box> findOverlap(std::vector<const Box *> &boxes);
+/// The positions in `boxes` of two boxes that share elements (the first such
+/// pair found), or nullopt when the boxes are pairwise disjoint. Boxes of
+/// rank 0 are single elements; empty boxes overlap nothing.
+std::optional<std::pair<size_t, size_t>>
+findOverlappingPair(const std::vector<const Box *> &boxes);
+
+/// The elements the pair findOverlappingPair finds shares, or nullopt.
+std::optional<Box> findOverlap(const std::vector<const Box *> &boxes);
 
 } // namespace aoa
 
