@@ -100,7 +100,11 @@ void printSummary(std::ostream &err, const runtime::RunReport &report) {
     err << ", " << report.filesResumed << " finished by an earlier run";
   err << " in " << std::fixed << std::setprecision(2) << report.seconds
       << " s (" << rate(report.bytesWritten, report.seconds) << "); read "
-      << formatByteSize(int64_t(report.bytesRead)) << ", passed "
+      << formatByteSize(int64_t(report.bytesRead));
+  if (report.bytesCopiedDirectly)
+    err << " (" << formatByteSize(int64_t(report.bytesCopiedDirectly))
+        << " of it copied file to file)";
+  err << ", passed "
       << formatByteSize(int64_t(report.bytesExchanged))
       << " between ranks, buffers up to "
       << formatByteSize(int64_t(report.peakBufferBytes)) << "\n";

@@ -400,25 +400,54 @@ Status DestinationFiles::openWriter(uint32_t fileId) {
   return Status();
 }
 
+Expected<SafetensorsWriter *> DestinationFiles::writerFor(uint32_t tensorId,
+                                                         const Box &region) {
+  const plan::StoredTensor &tensor = plan_.destinationTensors[tensorId];
+  FileState &file = *files_[tensor.file];
+  std::lock_guard<std::mutex> lock(file.mutex);
+  if (file.finished)
+    return Error{"'" + plan_.destinationFiles[tensor.file].path +
+                     "' is written after it was complete (" + tensor.key +
+                     region.toString() + ")",
+                 "the plan writes some elements twice; recompile it"};
+  if (!file.writer)
+    if (Status opened = openWriter(tensor.file); !opened.ok())
+      return opened.error();
+  return &*file.writer;
+}
+
+void DestinationFiles::hashInOrder(uint32_t tensorId, uint64_t offset,
+                                   const void *data, uint64_t size) {
+  // The file is unfinished while this write is uncounted, so its progress
+  // array (created with the writer) stays.
+  FileState &file = *files_[plan_.destinationTensors[tensorId].file];
+  TensorProgress &progress = file.progress[positionInFile_[tensorId]];
+  std::lock_guard<std::mutex> lock(progress.mutex);
+  if (progress.hashedBytes != offset)
+    return;
+  if (!progress.hasher)
+    progress.hasher = std::make_unique<ContentHasher>();
+  progress.hasher->update(data, size);
+  progress.hashedBytes += size;
+}
+
+Status DestinationFiles::countWritten(uint32_t tensorId, uint64_t bytes) {
+  uint32_t fileId = plan_.destinationTensors[tensorId].file;
+  bytesWritten_ += bytes;
+  if (files_[fileId]->remainingBytes.fetch_sub(int64_t(bytes)) ==
+      int64_t(bytes))
+    return finishFile(fileId);
+  return Status();
+}
+
 Status DestinationFiles::writeRegion(uint32_t tensorId, const Box &region,
                                      const void *data) {
   const plan::StoredTensor &tensor = plan_.destinationTensors[tensorId];
-  FileState &file = *files_[tensor.file];
   const std::string &path = plan_.destinationFiles[tensor.file].path;
-  SafetensorsWriter *writer;
-  TensorProgress *progress;
-  {
-    std::lock_guard<std::mutex> lock(file.mutex);
-    if (file.finished)
-      return Error{"'" + path + "' is written after it was complete (" +
-                       tensor.key + region.toString() + ")",
-                   "the plan writes some elements twice; recompile it"};
-    if (!file.writer)
-      if (Status opened = openWriter(tensor.file); !opened.ok())
-        return opened;
-    writer = &*file.writer;
-    progress = &file.progress[positionInFile_[tensorId]];
-  }
+  Expected<SafetensorsWriter *> opened = writerFor(tensorId, region);
+  if (!opened.ok())
+    return opened.error();
+  SafetensorsWriter *writer = *opened;
 
   size_t elementSize = dtypeSize(tensor.dtype);
   auto bytes = static_cast<const uint8_t *>(data);
@@ -450,21 +479,35 @@ Status DestinationFiles::writeRegion(uint32_t tensorId, const Box &region,
     return status;
   if (shortRuns)
     writer->releaseMapped(tensor.name, firstByte, endByte - firstByte);
-  if (runs == 1) {
-    // Contiguous and continuing the hashed prefix: hash it now.
-    std::lock_guard<std::mutex> lock(progress->mutex);
-    if (progress->hashedBytes == firstByte) {
-      if (!progress->hasher)
-        progress->hasher = std::make_unique<ContentHasher>();
-      progress->hasher->update(data, regionBytes);
-      progress->hashedBytes += regionBytes;
-    }
-  }
-  bytesWritten_ += regionBytes;
-  if (file.remainingBytes.fetch_sub(int64_t(regionBytes)) ==
-      int64_t(regionBytes))
-    return finishFile(tensor.file);
-  return Status();
+  if (runs == 1) // contiguous: hashed now if it continues the hashed prefix
+    hashInOrder(tensorId, firstByte, data, regionBytes);
+  return countWritten(tensorId, regionBytes);
+}
+
+Status DestinationFiles::writeRegionFromFile(uint32_t tensorId,
+                                             const Box &region, int sourceFd,
+                                             uint64_t sourceOffset,
+                                             const uint8_t *sourceBytes) {
+  const plan::StoredTensor &tensor = plan_.destinationTensors[tensorId];
+  std::optional<int64_t> first = singleStoredRun(tensor.box, tensor.flat, region);
+  if (!first)
+    return Error{"'" + plan_.destinationFiles[tensor.file].path +
+                     "': tensor '" + tensor.name + "': " + tensor.key +
+                     region.toString() + " is not one run of bytes",
+                 "this is a bug in aoa-run; please report it"};
+  Expected<SafetensorsWriter *> writer = writerFor(tensorId, region);
+  if (!writer.ok())
+    return writer.error();
+  size_t elementSize = dtypeSize(tensor.dtype);
+  uint64_t offset = uint64_t(*first) * elementSize;
+  uint64_t regionBytes = uint64_t(region.volume()) * elementSize;
+  if (Status copied = (*writer)->copyFromFile(tensor.name, offset, sourceFd,
+                                              sourceOffset, regionBytes);
+      !copied.ok())
+    return copied;
+  if (sourceBytes)
+    hashInOrder(tensorId, offset, sourceBytes, regionBytes);
+  return countWritten(tensorId, regionBytes);
 }
 
 Status DestinationFiles::finishFile(uint32_t fileId) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <memory>
 #include <unistd.h>
 
 namespace aoa::runtime {
@@ -52,7 +53,63 @@ TransferResult transferAll(Byte *buffer, size_t size, uint64_t offset,
   return result;
 }
 
+/// The buffer of copyAt's fallback.
+constexpr size_t kCopyChunk = size_t(4) << 20;
+
+/// Whether copy_file_range failed because these files cannot use it (other
+/// file systems, an old kernel, special files), not because of an I/O error.
+bool kernelCopyUnsupported(int error) {
+  return error == EXDEV || error == EINVAL || error == ENOSYS ||
+         error == EOPNOTSUPP || error == ENOTSUP;
+}
+
 } // namespace
+
+TransferResult copyAt(int from, uint64_t fromOffset, int to,
+                      uint64_t toOffset, size_t size) {
+  TransferResult result;
+  while (result.bytes < size) {
+    loff_t in = loff_t(fromOffset + result.bytes);
+    loff_t out = loff_t(toOffset + result.bytes);
+    ssize_t n = ::copy_file_range(from, &in, to, &out,
+                                  std::min(size - result.bytes, kMaxChunk), 0);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && kernelCopyUnsupported(errno))
+      break;
+    if (n < 0) {
+      result.error = errno;
+      return result;
+    }
+    if (n == 0)
+      return result; // the end of `from`
+    result.bytes += size_t(n);
+  }
+  if (result.bytes == size)
+    return result;
+  // The rest through user memory, a bounded chunk at a time.
+  std::unique_ptr<unsigned char[]> chunk(
+      new unsigned char[std::min(size - result.bytes, kCopyChunk)]);
+  while (result.bytes < size) {
+    size_t want = std::min(size - result.bytes, kCopyChunk);
+    TransferResult read =
+        readAt(from, chunk.get(), want, fromOffset + result.bytes);
+    if (read.bytes > 0) {
+      TransferResult written =
+          writeAt(to, chunk.get(), read.bytes, toOffset + result.bytes);
+      result.bytes += written.bytes;
+      if (written.error) {
+        result.error = written.error;
+        return result;
+      }
+    }
+    if (read.error || read.bytes < want) {
+      result.error = read.error;
+      return result;
+    }
+  }
+  return result;
+}
 
 TransferResult readAt(int fd, void *buffer, size_t size, uint64_t offset) {
   return transferAll(static_cast<unsigned char *>(buffer), size, offset,

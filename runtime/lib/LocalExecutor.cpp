@@ -3,6 +3,7 @@
 
 #include "aoa/ir/ByteSize.h"
 #include "aoa/runtime/DestinationFiles.h"
+#include "aoa/runtime/DirectTransfers.h"
 #include "aoa/runtime/LiveInstructions.h"
 #include "aoa/runtime/MessageMatching.h"
 #include "aoa/runtime/ProgressMeter.h"
@@ -11,6 +12,7 @@
 #include "aoa/runtime/ThreadPool.h"
 #include "aoa/runtime/WriteCoverage.h"
 
+#include <atomic>
 #include <chrono>
 #include <unistd.h>
 
@@ -24,15 +26,22 @@ using plan::Opcode;
 struct Task {
   RankRound *rank;
   uint32_t instruction;
+  /// A write that copies its bytes straight from the source file.
+  const DirectTransfer *direct = nullptr;
 };
+
+Error prefixed(const std::string &where, const Error &error) {
+  return Error{where + ": " + error.message, error.hint};
+}
 
 class LocalRun {
 public:
   LocalRun(const plan::Plan &plan, ThreadPool &pool,
            const SourceFiles &sources, DestinationFiles &destinations,
-           const InstructionMask &live, RunReport &report)
+           const InstructionMask &live, bool directCopy, RunReport &report)
       : plan_(plan), pool_(pool), sources_(sources),
-        destinations_(destinations), live_(live), report_(report) {}
+        destinations_(destinations), live_(live), directCopy_(directCopy),
+        report_(report) {}
 
   /// Sizes each rank's arena for its largest round (allocated when first
   /// used).
@@ -55,6 +64,35 @@ public:
     if (!anything)
       return Status();
     ++report_.roundsRun;
+    std::vector<std::vector<SendRef>> messages;
+    bool anyReceive = false;
+    for (const RankRound &rank : ranks)
+      anyReceive |= !rank.receives().empty();
+    if (anyReceive) {
+      Expected<std::vector<std::vector<SendRef>>> matches =
+          matchMessages(plan_, r);
+      if (!matches.ok())
+        return matches.error();
+      messages = std::move(*matches);
+    }
+    // directOf[rank][instruction]: the direct transfer a read or a write
+    // belongs to, or -1. Such reads are not run; their writes copy.
+    std::vector<DirectTransfer> direct;
+    if (directCopy_)
+      direct = findDirectTransfers(plan_, ranks, messages);
+    std::vector<std::vector<int32_t>> directOf(ranks.size());
+    for (size_t t = 0; t < direct.size(); ++t) {
+      for (auto [rank, i] : {std::make_pair(direct[t].readRank, direct[t].read),
+                             std::make_pair(direct[t].writeRank, direct[t].write)}) {
+        if (directOf[rank].empty())
+          directOf[rank].assign(ranks[rank].round().instructions.size(), -1);
+        directOf[rank][i] = int32_t(t);
+      }
+    }
+    auto directIndex = [&](uint32_t rank, uint32_t i) {
+      return directOf[rank].empty() ? -1 : directOf[rank][i];
+    };
+
     std::vector<Task> reads, writes;
     std::vector<std::vector<Task>> copyLevels;
     for (RankRound &rank : ranks) {
@@ -65,11 +103,14 @@ public:
         arenas_[id].reset(new uint8_t[arenaBytes_[id]]);
       rank.layOutBuffers(arenas_[id].get(), ReceivedBuffers::Borrowed);
       for (uint32_t i : rank.reads()) {
-        reads.push_back({&rank, i});
+        if (directIndex(id, i) < 0)
+          reads.push_back({&rank, i});
         bytesRead_ += rank.bufferBytes(rank.instruction(i).buffer);
       }
-      for (uint32_t i : rank.writes())
-        writes.push_back({&rank, i});
+      for (uint32_t i : rank.writes()) {
+        int32_t t = directIndex(id, i);
+        writes.push_back({&rank, i, t < 0 ? nullptr : &direct[size_t(t)]});
+      }
       const auto &levels = rank.copyLevels();
       if (copyLevels.size() < levels.size())
         copyLevels.resize(levels.size());
@@ -83,8 +124,7 @@ public:
         });
         !status.ok())
       return status;
-    if (Status status = deliverMessages(r, ranks); !status.ok())
-      return status;
+    deliverMessages(ranks, messages);
     for (const std::vector<Task> &level : copyLevels)
       if (Status status = pool_.parallelFor(level.size(), [&](size_t i) {
             return level[i].rank->runCopy(level[i].instruction);
@@ -92,28 +132,24 @@ public:
           !status.ok())
         return status;
     return pool_.parallelFor(writes.size(), [&](size_t i) {
+      if (writes[i].direct)
+        return runDirectWrite(*writes[i].direct, ranks);
       return writes[i].rank->runWrite(writes[i].instruction, destinations_);
     });
   }
 
   uint64_t bytesRead() const { return bytesRead_; }
+  uint64_t bytesCopiedDirectly() const { return bytesCopiedDirectly_; }
 
 private:
-  /// A receive takes the sender's buffers themselves.
-  Status deliverMessages(size_t r, std::vector<RankRound> &ranks) {
-    bool any = false;
-    for (const RankRound &rank : ranks)
-      any |= !rank.receives().empty();
-    if (!any)
-      return Status();
-    Expected<std::vector<std::vector<SendRef>>> matches =
-        matchMessages(plan_, r);
-    if (!matches.ok())
-      return matches.error();
+  /// A receive takes the sender's buffers themselves (for a direct
+  /// transfer, memory nobody fills or reads).
+  void deliverMessages(std::vector<RankRound> &ranks,
+                       const std::vector<std::vector<SendRef>> &matches) {
     for (RankRound &rank : ranks)
       for (uint32_t i : rank.receives()) {
         const plan::Instruction &recv = rank.instruction(i);
-        SendRef send = (*matches)[rank.rank()][i];
+        SendRef send = matches[rank.rank()][i];
         const RankRound &sender = ranks[send.rank];
         const plan::Instruction &sent = sender.instruction(send.instruction);
         for (size_t b = 0; b < recv.buffers.size(); ++b) {
@@ -121,6 +157,26 @@ private:
           report_.bytesExchanged += rank.bufferBytes(recv.buffers[b]);
         }
       }
+  }
+
+  /// The write of `transfer`, its bytes copied from the source file inside
+  /// the kernel; hashed from the source's mapping when in order.
+  Status runDirectWrite(const DirectTransfer &transfer,
+                        const std::vector<RankRound> &ranks) {
+    const RankRound &reader = ranks[transfer.readRank];
+    const RankRound &writer = ranks[transfer.writeRank];
+    const plan::Instruction &read = reader.instruction(transfer.read);
+    const plan::Instruction &write = writer.instruction(transfer.write);
+    Expected<SourceRun> run = sources_.locateRun(read.tensor, read.region);
+    if (!run.ok())
+      return prefixed(reader.where(), run.error());
+    Status status = destinations_.writeRegionFromFile(
+        write.tensor, write.region, run->fd, run->fileOffset, run->mapped);
+    // Only the pages hashing touched are resident; drop them.
+    sources_.releaseRun(*run);
+    if (!status.ok())
+      return prefixed(writer.where(), status.error());
+    bytesCopiedDirectly_ += run->size;
     return Status();
   }
 
@@ -129,10 +185,12 @@ private:
   const SourceFiles &sources_;
   DestinationFiles &destinations_;
   const InstructionMask &live_;
+  bool directCopy_;
   RunReport &report_;
   std::vector<std::unique_ptr<uint8_t[]>> arenas_;
   std::vector<uint64_t> arenaBytes_;
   uint64_t bytesRead_ = 0;
+  std::atomic<uint64_t> bytesCopiedDirectly_{0};
 };
 
 } // namespace
@@ -207,7 +265,7 @@ Expected<RunReport> runPlanLocally(const plan::Plan &plan,
   if (!sources.ok())
     return fail(sources.error());
 
-  LocalRun run(plan, pool, *sources, dst, *live, report);
+  LocalRun run(plan, pool, *sources, dst, *live, options.directCopy, report);
   run.reserveArenas(std::move(arenaBytes));
   if (Status status = dst.finishEmptyFiles(); !status.ok())
     return fail(status.error());
@@ -227,6 +285,7 @@ Expected<RunReport> runPlanLocally(const plan::Plan &plan,
   if (progress)
     progress->stop();
   report.bytesRead = run.bytesRead();
+  report.bytesCopiedDirectly = run.bytesCopiedDirectly();
   report.bytesWritten = dst.bytesWritten();
   report.filesWritten =
       uint32_t(plan.destinationFiles.size()) - report.filesResumed;

@@ -111,7 +111,7 @@ RunJournal::open(const std::string &path, uint64_t planFingerprint) {
                               std::string(kMagic) + "\n" + planLine + "\n", path);
     if (!started.ok())
       return started.error();
-    return std::move(journal);
+    return journal;
   }
   // Whole lines only: a torn last record is dropped.
   size_t lineNumber = 0, begin = 0;
@@ -154,7 +154,7 @@ RunJournal::open(const std::string &path, uint64_t planFingerprint) {
                        errnoText(errno),
                    startOverHint(path)};
   }
-  return std::move(journal);
+  return journal;
 }
 
 Status RunJournal::record(const FinishedFile &file) {

@@ -270,6 +270,30 @@ Status SafetensorsWriter::write(std::string_view name, uint64_t offset,
   return Status();
 }
 
+Status SafetensorsWriter::copyFromFile(std::string_view name, uint64_t offset,
+                                       int sourceFd, uint64_t sourceOffset,
+                                       size_t size) {
+  uint64_t fileOffset = 0;
+  if (Status located = locate(name, offset, size, fileOffset); !located)
+    return located;
+  TransferResult copied =
+      copyAt(sourceFd, sourceOffset, file_.get(), fileOffset, size);
+  if (copied.error || copied.bytes != size) {
+    writeFailed_ = true;
+    std::string what = "tensor " + quoteName(name) + ": copying bytes " +
+                       formatByteRange(offset, offset + size) + " to " +
+                       quoteName(temporaryPath_);
+    if (copied.error)
+      return fail(what + " failed: " + errnoText(copied.error),
+                  writeFailureHint(copied.error));
+    return fail(what + " failed: the source file ended after " +
+                    std::to_string(copied.bytes) + " bytes",
+                "another process truncated or rewrote the source file; make "
+                "sure nothing writes the source checkpoint during a run");
+  }
+  return Status();
+}
+
 Status SafetensorsWriter::writeMapped(std::string_view name, uint64_t offset,
                                       const void *data, size_t size) {
   if (!isMapped())

@@ -109,8 +109,8 @@ Expected<SourceFiles> SourceFiles::open(const plan::Plan &plan,
   return files;
 }
 
-Status SourceFiles::readRegion(uint32_t tensorId, const Box &region,
-                               void *buffer, size_t bufferBytes) const {
+Expected<std::pair<const SafetensorsReader *, const SafetensorsTensor *>>
+SourceFiles::entryOf(uint32_t tensorId) const {
   const plan::StoredTensor &tensor = plan_->sourceTensors[tensorId];
   const SafetensorsTensor *entry = entries_[tensorId];
   if (!entry || !readers_[tensor.file])
@@ -118,7 +118,52 @@ Status SourceFiles::readRegion(uint32_t tensorId, const Box &region,
                      plan_->sourceFiles[tensor.file].path +
                      "' was not opened for this run",
                  "this is a bug in aoa-run; please report it"};
-  const SafetensorsReader &reader = *readers_[tensor.file];
+  return std::make_pair(&*readers_[tensor.file], entry);
+}
+
+Expected<SourceRun> SourceFiles::locateRun(uint32_t tensorId,
+                                           const Box &region) const {
+  auto found = entryOf(tensorId);
+  if (!found.ok())
+    return found.error();
+  const auto [reader, entry] = *found;
+  const plan::StoredTensor &tensor = plan_->sourceTensors[tensorId];
+  size_t elementSize = dtypeSize(tensor.dtype);
+  std::optional<int64_t> first = singleStoredRun(tensor.box, tensor.flat, region);
+  uint64_t offset = first ? uint64_t(*first) * elementSize : 0;
+  uint64_t size = uint64_t(region.volume()) * elementSize;
+  // The header was checked against the file, so this only catches a plan
+  // that disagrees with it.
+  if (!first || offset > entry->byteSize() || size > entry->byteSize() - offset)
+    return Error{reader->path() + ": tensor '" + tensor.name + "': " +
+                     tensor.key + region.toString() +
+                     " is not one run of bytes in the file",
+                 "this is a bug in aoa-run; please report it"};
+  SourceRun run;
+  run.fd = reader->fileDescriptor();
+  run.fileOffset = reader->dataOffset() + entry->dataBegin + offset;
+  run.size = size;
+  if (std::optional<llvm::ArrayRef<uint8_t>> mapped = reader->mappedBytes(*entry))
+    run.mapped = mapped->data() + offset;
+  run.tensor = tensorId;
+  run.tensorOffset = offset;
+  return run;
+}
+
+void SourceFiles::releaseRun(const SourceRun &run) const {
+  auto found = entryOf(run.tensor);
+  if (found.ok())
+    found->first->releaseMapped(*found->second, run.tensorOffset, run.size);
+}
+
+Status SourceFiles::readRegion(uint32_t tensorId, const Box &region,
+                               void *buffer, size_t bufferBytes) const {
+  auto found = entryOf(tensorId);
+  if (!found.ok())
+    return found.error();
+  const plan::StoredTensor &tensor = plan_->sourceTensors[tensorId];
+  const SafetensorsReader &reader = *found->first;
+  const SafetensorsTensor *entry = found->second;
   size_t elementSize = dtypeSize(tensor.dtype);
   if (size_t(region.volume()) * elementSize > bufferBytes)
     return Error{reader.path() + ": reading " + tensor.key +

@@ -96,4 +96,18 @@ Status forEachStoredRun(const Box &storedBox,
   }
 }
 
+std::optional<int64_t>
+singleStoredRun(const Box &storedBox,
+                const std::optional<FlatElementRange> &flat, const Box &region) {
+  int64_t runs = 0, offset = 0;
+  Status walk = forEachStoredRun(storedBox, flat, region,
+                                 [&](const StoredRun &run) {
+                                   offset = run.storedOffset;
+                                   return ++runs < 2;
+                                 });
+  if (!walk.ok() || runs != 1)
+    return std::nullopt;
+  return offset;
+}
+
 } // namespace aoa::runtime

@@ -3,7 +3,8 @@
 // Runs docs/plan-format.md's example plan (transpose + cast across ranks,
 // flat ranges on both sides moving in one grouped message, a reshape and a
 // flatten) on real safetensors files and checks every destination byte
-// against values computed here, element by element; then resumption, the
+// against values computed here, element by element; that file-to-file
+// copies of unchanged runs give the buffered path's bytes; then resumption, the
 // checks made before any byte moves, and that a failed run leaves the
 // destination directory without a checkpoint.
 //
@@ -24,8 +25,10 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace aoa {
 namespace {
@@ -254,6 +257,110 @@ TEST_F(LocalExecutorTest, AnInterruptedRunResumesWithoutRedoingFinishedFiles) {
   EXPECT_LT(resumed->bytesWritten, 128u + 128u + 96u);
   expectConverted("out");
   EXPECT_FALSE(listing("out").count(".aoa-run"));
+}
+
+/// Every file under `directory` (recursively) and its bytes.
+std::map<std::string, std::string> contents(const std::string &directory) {
+  std::map<std::string, std::string> files;
+  for (auto &entry : std::filesystem::recursive_directory_iterator(directory)) {
+    if (!entry.is_regular_file())
+      continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    files[std::filesystem::relative(entry.path(), directory).string()] =
+        std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  return files;
+}
+
+/// One rank: q's halves written in reverse order (neither hashed as
+/// written), kc in two in-order halves, and a read feeding two writes
+/// (never copied file to file).
+const char *const kOneRankPlan = R"(aoa-plan 1
+ranks 1
+memory-budget 1048576
+source-file 0 rank 0 "src/rank1.safetensors"
+destination-file 0 rank 0 "one.safetensors"
+source-tensor 0 file 0 name "q" key "q" float32[6, 2] box [0:6, 0:2]
+source-tensor 1 file 0 name "kc" key "kc" float32[2, 2, 3] box [0:2, 0:2, 0:3]
+destination-tensor 0 file 0 name "q" key "q" float32[6, 2] box [0:6, 0:2]
+destination-tensor 1 file 0 name "kc" key "kc" float32[2, 2, 3] box [0:2, 0:2, 0:3]
+destination-tensor 2 file 0 name "q2" key "q2" float32[2, 2] box [0:2, 0:2]
+destination-tensor 3 file 0 name "q3" key "q3" float32[2, 2] box [0:2, 0:2]
+rank 0
+  round 0
+    %0 = read src 0 [3:6, 0:2] : float32[3, 2]
+    %1 = read src 0 [0:3, 0:2] : float32[3, 2]
+    %2 = read src 1 [0:1, 0:2, 0:3] : float32[1, 2, 3]
+    %3 = read src 1 [1:2, 0:2, 0:3] : float32[1, 2, 3]
+    write dst 0 [3:6, 0:2] %0
+    write dst 0 [0:3, 0:2] %1
+    write dst 1 [0:1, 0:2, 0:3] %2
+    write dst 1 [1:2, 0:2, 0:3] %3
+  round 1
+    %0 = read src 0 [0:2, 0:2] : float32[2, 2]
+    write dst 2 [0:2, 0:2] %0
+    write dst 3 [0:2, 0:2] %0
+)";
+
+TEST_F(LocalExecutorTest, DirectCopiesGiveTheBufferedPathsBytes) {
+  // The sample moves both flat moment halves between ranks unchanged, one
+  // alone and one beside w's half in a two-buffer message.
+  for (auto [name, text, direct] :
+       {std::make_tuple("sample", kPlan, uint64_t(64 + 64)),
+        std::make_tuple("one-rank", kOneRankPlan, uint64_t(48 + 48))}) {
+    SCOPED_TRACE(name);
+    std::optional<plan::Plan> plan = readPlan(text);
+    ASSERT_TRUE(plan) << captured.all();
+    std::string fast = std::string(name) + "-direct";
+    std::string slow = std::string(name) + "-buffered";
+    for (unsigned threads : {1u, 3u}) {
+      RunOptions o = options(fast);
+      o.threads = threads;
+      o.overwrite = true;
+      o.verify = true;
+      Expected<RunReport> copied = runtime::runPlanLocally(*plan, o);
+      ASSERT_TRUE(copied.ok()) << copied.error().toString();
+      EXPECT_EQ(copied->bytesCopiedDirectly, direct);
+      o = options(slow);
+      o.threads = threads;
+      o.overwrite = true;
+      o.verify = true;
+      o.directCopy = false;
+      Expected<RunReport> buffered = runtime::runPlanLocally(*plan, o);
+      ASSERT_TRUE(buffered.ok()) << buffered.error().toString();
+      EXPECT_EQ(buffered->bytesCopiedDirectly, 0u);
+      EXPECT_EQ(copied->bytesRead, buffered->bytesRead);
+      EXPECT_EQ(copied->bytesWritten, buffered->bytesWritten);
+      EXPECT_EQ(copied->bytesExchanged, buffered->bytesExchanged);
+      // metadata.json included: the hashes agree too.
+      std::map<std::string, std::string> a = contents(scratch.file(fast));
+      EXPECT_EQ(a, contents(scratch.file(slow)));
+      EXPECT_TRUE(a.count("metadata.json"));
+    }
+  }
+  expectConverted("sample-direct");
+}
+
+TEST_F(LocalExecutorTest, DirectCopiesResumeLikeTheBufferedPath) {
+  std::optional<plan::Plan> plan = readPlan(kPlan);
+  ASSERT_TRUE(plan);
+  for (bool direct : {true, false}) {
+    for (uint32_t stop : {1u, 2u, 3u}) {
+      std::string out = "out-" + std::to_string(direct) + std::to_string(stop);
+      RunOptions o = options(out);
+      o.threads = 1;
+      o.directCopy = direct;
+      o.stopAfterFiles = stop;
+      ASSERT_FALSE(runtime::runPlanLocally(*plan, o).ok());
+      o.stopAfterFiles = 0;
+      Expected<RunReport> resumed = runtime::runPlanLocally(*plan, o);
+      ASSERT_TRUE(resumed.ok()) << resumed.error().toString();
+      EXPECT_EQ(resumed->filesResumed, stop);
+      expectConverted(out);
+      EXPECT_EQ(contents(scratch.file(out)),
+                contents(scratch.file("out-1" + std::to_string(stop))));
+    }
+  }
 }
 
 TEST_F(LocalExecutorTest, AJournalOfAnotherPlanIsRefusedUnlessRestarting) {

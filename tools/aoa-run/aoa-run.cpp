@@ -63,6 +63,11 @@ static cl::opt<unsigned> stopAfterFiles(
     cl::desc("For testing resumption: fail as if interrupted once this many "
              "files are finished (with mpi: by each rank)"),
     cl::init(0), cl::Hidden, cl::cat(category));
+static cl::opt<bool> noDirectCopy(
+    "no-direct-copy",
+    cl::desc("For comparing the paths: move every byte through a buffer, "
+             "never file to file (local backend)"),
+    cl::Hidden, cl::cat(category));
 static cl::opt<aoa::ProgressStyle> progress(
     "progress", cl::desc("How to show progress on stderr"),
     cl::values(clEnumValN(aoa::ProgressStyle::Auto, "auto",
@@ -102,6 +107,7 @@ int main(int argc, char **argv) {
   command.options.overwrite = overwrite;
   command.options.restart = restart;
   command.options.stopAfterFiles = stopAfterFiles;
+  command.options.directCopy = !noDirectCopy;
   if (!memoryLimit.empty()) {
     std::optional<int64_t> limit = aoa::parseByteSize(memoryLimit);
     if (!limit) {

@@ -36,6 +36,7 @@
 namespace aoa::runtime {
 
 class RunJournal;
+class SafetensorsWriter;
 class ThreadPool;
 
 struct DestinationOptions {
@@ -90,6 +91,15 @@ public:
   /// `tensor` from the dense row-major `data`. Thread-safe for disjoint
   /// regions. The write that completes a file commits it.
   Status writeRegion(uint32_t tensor, const Box &region, const void *data);
+  /// As writeRegion, when `region` is one run of bytes in the tensor, with
+  /// its bytes taken from the open file `sourceFd` at `sourceOffset` and
+  /// copied inside the kernel (SafetensorsWriter::copyFromFile).
+  /// `sourceBytes`, the same bytes in a mapping or null, lets the tensor
+  /// be hashed as it is written; with null it is hashed by reading the
+  /// staged file back. The caller releases any mapped pages afterwards.
+  Status writeRegionFromFile(uint32_t tensor, const Box &region, int sourceFd,
+                             uint64_t sourceOffset,
+                             const uint8_t *sourceBytes);
 
   /// Commits the files that hold no data bytes (nothing writes them).
   Status finishEmptyFiles();
@@ -132,6 +142,16 @@ private:
   /// Creates the file's staged writer; the file's mutex is held.
   Status openWriter(uint32_t file);
   Status finishFile(uint32_t file);
+  /// A write's first step: the writer of `tensor`'s file, created by the
+  /// first write; fails once the file is complete.
+  Expected<SafetensorsWriter *> writerFor(uint32_t tensor, const Box &region);
+  /// Hashes bytes [offset, offset + size) of `tensor` when they continue
+  /// its hashed prefix (otherwise it is hashed when its file is finished).
+  void hashInOrder(uint32_t tensor, uint64_t offset, const void *data,
+                   uint64_t size);
+  /// A write's last step: counts its bytes; the write that completes the
+  /// file commits it.
+  Status countWritten(uint32_t tensor, uint64_t bytes);
   std::string stagedPath(uint32_t file) const;
   std::string finalPath(uint32_t file) const;
   /// Whether this process handles `file` (see DestinationOptions::rank).

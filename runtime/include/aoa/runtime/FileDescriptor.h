@@ -55,6 +55,14 @@ TransferResult readAt(int fd, void *buffer, size_t size, uint64_t offset);
 TransferResult writeAt(int fd, const void *buffer, size_t size,
                        uint64_t offset);
 
+/// Copies `size` bytes from `from` at `fromOffset` to `to` at `toOffset`
+/// inside the kernel (copy_file_range: no trip through user memory, or a
+/// reflink), or, where the file systems cannot do that, through a bounded
+/// buffer with pread and pwrite. Positioned, like readAt and writeAt. Stops
+/// early only at the end of `from` (error 0) or when a call fails.
+TransferResult copyAt(int from, uint64_t fromOffset, int to,
+                      uint64_t toOffset, size_t size);
+
 } // namespace aoa::runtime
 
 #endif // AOA_RUNTIME_FILEDESCRIPTOR_H

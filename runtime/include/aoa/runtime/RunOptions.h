@@ -32,6 +32,11 @@ struct RunOptions {
   /// For testing resumption: fail, as an interruption would, once this many
   /// files have been finished by this run (0 = never); mpi: by each rank.
   uint32_t stopAfterFiles = 0;
+  /// The local backend: a read whose bytes reach one write unchanged, both
+  /// single runs in their files, is copied file to file inside the kernel
+  /// (DirectTransfers.h) instead of through a buffer. Off only to compare
+  /// the two paths.
+  bool directCopy = true;
 };
 
 /// The buffer memory a run may hold: options.memoryLimit, or 90% of the
@@ -44,6 +49,8 @@ struct RunReport {
   uint64_t bytesRead = 0;
   uint64_t bytesExchanged = 0; ///< between ranks (in memory for `local`)
   uint64_t bytesWritten = 0;   ///< tensor data
+  /// Of bytesWritten, copied file to file (RunOptions::directCopy).
+  uint64_t bytesCopiedDirectly = 0;
   uint64_t peakBufferBytes = 0;
   uint32_t filesWritten = 0;
   uint32_t filesResumed = 0; ///< finished by an earlier, interrupted run

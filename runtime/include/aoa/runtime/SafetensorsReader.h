@@ -56,6 +56,8 @@ public:
   /// Where the data section starts in the file (8 + header length).
   uint64_t dataOffset() const { return dataOffset_; }
   uint64_t fileSize() const { return fileSize_; }
+  /// The open file (read-only), for positioned transfers such as copyAt.
+  int fileDescriptor() const { return file_.get(); }
 
   /// Reads bytes [offset, offset + size) of `tensor`'s data into `buffer`.
   /// Fails when the range is not inside the tensor, when the file has become

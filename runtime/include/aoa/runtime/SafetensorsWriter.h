@@ -90,6 +90,11 @@ public:
   /// back to write when the file is not mapped.
   Status writeMapped(std::string_view name, uint64_t offset, const void *data,
                      size_t size);
+  /// As write, with the bytes at `sourceOffset` of the open file
+  /// `sourceFd`, copied inside the kernel where possible (copyAt). Fails
+  /// when the source file ends before `size` bytes.
+  Status copyFromFile(std::string_view name, uint64_t offset, int sourceFd,
+                      uint64_t sourceOffset, size_t size);
   bool isMapped() const { return map_.writableData() != nullptr; }
   /// Unmaps from this process the whole pages of [offset, offset + size) of
   /// tensor `name`'s data in the mapping. The data stays in the page cache

@@ -26,6 +26,17 @@ namespace aoa::runtime {
 
 class ThreadPool;
 
+/// A region stored as one run of bytes in its source file (locateRun).
+struct SourceRun {
+  int fd = -1;             ///< the file, open read-only
+  uint64_t fileOffset = 0; ///< of the run's first byte, in the file
+  uint64_t size = 0;
+  /// The same bytes in the file's read-only mapping, or null.
+  const uint8_t *mapped = nullptr;
+  uint32_t tensor = 0;       ///< the source tensor
+  uint64_t tensorOffset = 0; ///< of the run's first byte, in the tensor
+};
+
 class SourceFiles {
 public:
   /// Opens and checks the files of `plan.sourceFiles` that `needed` marks
@@ -41,7 +52,19 @@ public:
   Status readRegion(uint32_t tensor, const Box &region, void *buffer,
                     size_t bufferBytes) const;
 
+  /// Where `region` of source tensor `tensor` lies in its file; fails
+  /// unless it is one run of bytes (StoredRegion.h: singleStoredRun).
+  Expected<SourceRun> locateRun(uint32_t tensor, const Box &region) const;
+  /// Drops the pages of `run` that were touched through the mapping from
+  /// this process's resident memory.
+  void releaseRun(const SourceRun &run) const;
+
 private:
+  /// The reader and header entry of source tensor `tensor`, or an error
+  /// when its file was not opened for this run.
+  Expected<std::pair<const SafetensorsReader *, const SafetensorsTensor *>>
+  entryOf(uint32_t tensor) const;
+
   SourceFiles(const plan::Plan &plan) : plan_(&plan) {}
 
   const plan::Plan *plan_;

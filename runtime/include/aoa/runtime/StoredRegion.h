@@ -39,6 +39,14 @@ Status forEachStoredRun(const Box &storedBox,
                         const Box &region,
                         llvm::function_ref<bool(const StoredRun &)> visit);
 
+/// Where `region` starts in the stored data (elements from the first stored
+/// element) when forEachStoredRun would visit exactly one run: the region is
+/// not empty, inside the box and the flat range, and contiguous there.
+/// Otherwise nullopt.
+std::optional<int64_t>
+singleStoredRun(const Box &storedBox,
+                const std::optional<FlatElementRange> &flat, const Box &region);
+
 /// The number of runs forEachStoredRun visits (0 for an empty region); the
 /// region must be inside the box.
 int64_t storedRunCount(const Box &storedBox, const Box &region);
