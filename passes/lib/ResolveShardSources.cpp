@@ -227,12 +227,26 @@ private:
   /// (Shards may overlap: each is filled from the source on its own, so the
   /// shared elements get the same data.)
   void checkDestinationLayout(TensorRef tensor) {
-    std::vector<SourcePiece> pieces = groupReplicas(tensor);
+    // The distinct boxes the shards store whole (replicas counted once);
+    // sorting beats a map keyed by vectors on a million shards.
+    std::vector<Box> pieces;
+    for (ShardRef shard : tensor.shards())
+      for (FlatPiece &piece : storedPieces(shard))
+        pieces.push_back(std::move(piece.box));
+    auto before = [](const Box &a, const Box &b) {
+      return std::lexicographical_compare(
+          a.dims().begin(), a.dims().end(), b.dims().begin(), b.dims().end(),
+          [](const Interval &x, const Interval &y) {
+            return std::tie(x.begin, x.end) < std::tie(y.begin, y.end);
+          });
+    };
+    std::sort(pieces.begin(), pieces.end(), before);
+    pieces.erase(std::unique(pieces.begin(), pieces.end()), pieces.end());
     std::vector<const Box *> boxes;
     int64_t stored = 0;
-    for (const SourcePiece &piece : pieces) {
-      boxes.push_back(&piece.box);
-      stored += piece.box.volume();
+    for (const Box &piece : pieces) {
+      boxes.push_back(&piece);
+      stored += piece.volume();
     }
     Box whole = Box::fromShape(tensor.globalShape());
     bool disjoint = !findOverlappingPair(boxes);
@@ -240,10 +254,10 @@ private:
       return; // the common case, without building the complement
     // The key minus every stored piece.
     std::vector<Box> missing{whole};
-    for (const SourcePiece &piece : pieces) {
+    for (const Box &piece : pieces) {
       std::vector<Box> rest;
       for (const Box &box : missing)
-        for (Box &part : subtract(box, piece.box))
+        for (Box &part : subtract(box, piece))
           rest.push_back(std::move(part));
       missing = std::move(rest);
     }
