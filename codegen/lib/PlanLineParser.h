@@ -11,6 +11,7 @@
 #ifndef AOA_CODEGEN_LIB_PLANLINEPARSER_H
 #define AOA_CODEGEN_LIB_PLANLINEPARSER_H
 
+#include "PlanSite.h"
 #include "aoa/ir/Plan.h"
 
 #include <cstddef>
@@ -22,20 +23,8 @@
 namespace aoa {
 namespace plantext {
 
-enum class LineKind {
-  Empty, ///< blank, or a `#` comment
-  Header,
-  Ranks,
-  MemoryBudget,
-  SourceFile,
-  DestinationFile,
-  SourceTensor,
-  DestinationTensor,
-  AddedKey,
-  Rank,
-  Round,
-  Instruction,
-};
+/// A line's kind is the plan site it defines (PlanSite.h), or Empty.
+using LineKind = PlanSite::Kind;
 
 /// Byte offsets, from the start of the line, of the line's fields (those the
 /// line has; the others stay 0).

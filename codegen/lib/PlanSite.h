@@ -21,6 +21,7 @@ namespace aoa {
 
 struct PlanSite {
   enum class Kind {
+    Empty, ///< a blank or `#` comment line of the text: no site
     Header,
     Ranks,        ///< the `ranks` line
     MemoryBudget, ///< the `memory-budget` line

@@ -121,6 +121,7 @@ private:
   /// The site in words, for messages without a location.
   std::string context(const PlanSite &s) const {
     switch (s.kind) {
+    case Kind::Empty:
     case Kind::Header:
     case Kind::Ranks:
     case Kind::MemoryBudget:

@@ -41,6 +41,8 @@ std::optional<size_t> TextPlanLocator::lineOf(const PlanSite &site) const {
   };
   using Kind = PlanSite::Kind;
   switch (site.kind) {
+  case Kind::Empty:
+    return std::nullopt;
   case Kind::Header:
     return lines_.header;
   case Kind::Ranks:
