@@ -6,14 +6,20 @@
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/SourceManager.h"
 #include "aoa/runtime/ContentHash.h"
+#include "aoa/runtime/Device.h"
+#include "aoa/runtime/DeviceExecutor.h"
+#include "aoa/runtime/DeviceTransport.h"
 #include "aoa/runtime/LocalExecutor.h"
 #include "aoa/runtime/MpiExecutor.h"
 #include "aoa/runtime/MpiSession.h"
+#include "aoa/runtime/NcclJob.h"
 #include "aoa/runtime/ProgressMeter.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -174,18 +180,17 @@ std::string rankList(const std::vector<uint32_t> &ranks) {
   return text;
 }
 
-/// One rank of an mpi job: rank 0 reads the plan and shares its text, every
-/// rank runs its program; rank 0 prints the progress and the summary, and
-/// every rank its own errors, prefixed with its rank.
-int runWithMpi(const RunCommand &command, std::ostream &err) {
-  runtime::Expected<std::unique_ptr<runtime::MpiSession>> started =
-      runtime::MpiSession::start();
-  if (!started.ok()) {
-    printError(err, started.error());
-    return 1;
-  }
-  const runtime::MpiSession &session = **started;
-  uint32_t rank = session.rank();
+/// Runs this process's rank of the plan, once read and shared.
+using RankRunner = std::function<runtime::RankRunResult(
+    const plan::Plan &, const runtime::RunOptions &, runtime::ProgressMeter *)>;
+
+/// One rank of a job (mpi, nccl): rank 0 reads the plan and shares its
+/// text, every rank runs its program; rank 0 prints the progress and the
+/// summary, and every rank its own errors, prefixed with its rank.
+int runAsRankOfJob(const RunCommand &command, const runtime::RankGroup &group,
+                   const std::string &backendLabel, const RankRunner &runner,
+                   std::ostream &err) {
+  uint32_t rank = group.rank();
   std::string who = "rank " + std::to_string(rank) + ": ";
 
   runtime::Expected<std::string> text = std::string();
@@ -193,9 +198,9 @@ int runWithMpi(const RunCommand &command, std::ostream &err) {
     text = readPlanFile(command.planPath);
   if (rank == 0 && !text.ok())
     printError(err, text.error(), who);
-  if (!session.failedRanks(!text.ok()).empty())
+  if (!group.failedRanks(!text.ok()).empty())
     return 1;
-  std::string planText = session.broadcast(std::move(*text));
+  std::string planText = group.broadcast(std::move(*text));
   // Every rank reads the same text alike; rank 0 prints the diagnostics.
   std::ostringstream ignored;
   std::optional<plan::Plan> plan =
@@ -210,11 +215,11 @@ int runWithMpi(const RunCommand &command, std::ostream &err) {
   if (rank == 0) {
     makeMeter(command.progress, meter);
     printHeader(err, command, *plan,
-                (" (mpi backend, " + std::to_string(session.size()) +
-                 (session.size() == 1 ? " process)" : " processes)")));
+                " (" + backendLabel + ", " + std::to_string(group.size()) +
+                    (group.size() == 1 ? " process)" : " processes)"));
   }
-  runtime::MpiRunResult result = runtime::runPlanWithMpi(
-      *plan, options, session, meter ? &*meter : nullptr);
+  runtime::RankRunResult result =
+      runner(*plan, options, meter ? &*meter : nullptr);
   if (!result.ok()) {
     if (result.error)
       printError(err, *result.error, who);
@@ -236,6 +241,166 @@ int runWithMpi(const RunCommand &command, std::ostream &err) {
   return 0;
 }
 
+int runWithMpi(const RunCommand &command, std::ostream &err) {
+  runtime::Expected<std::unique_ptr<runtime::MpiSession>> started =
+      runtime::MpiSession::start();
+  if (!started.ok()) {
+    printError(err, started.error());
+    return 1;
+  }
+  const runtime::MpiSession &session = **started;
+  return runAsRankOfJob(
+      command, session, "mpi backend",
+      [&](const plan::Plan &plan, const runtime::RunOptions &options,
+          runtime::ProgressMeter *meter) {
+        return runtime::runPlanWithMpi(plan, options, session, meter);
+      },
+      err);
+}
+
+/// An unsigned number from the environment variable `name`, if set.
+std::optional<unsigned> environmentNumber(const char *name,
+                                          runtime::Status &status) {
+  const char *value = std::getenv(name);
+  if (!value)
+    return std::nullopt;
+  char *end = nullptr;
+  unsigned long number = std::strtoul(value, &end, 10);
+  if (!*value || *end || number > 1u << 20) {
+    status = runtime::Error{std::string(name) + "='" + value +
+                                "' is not a rank number",
+                            "set RANK, WORLD_SIZE and LOCAL_RANK to "
+                            "non-negative integers, or start aoa-run with "
+                            "mpirun"};
+    return std::nullopt;
+  }
+  return unsigned(number);
+}
+
+/// The nccl backend: this process's rank on a GPU (or on the emulated
+/// device), in a job started by mpirun or told RANK and WORLD_SIZE.
+int runWithNccl(const RunCommand &command, std::ostream &err) {
+  runtime::Status environment;
+  std::optional<unsigned> envRank = environmentNumber("RANK", environment);
+  std::optional<unsigned> envSize =
+      environmentNumber("WORLD_SIZE", environment);
+  std::optional<unsigned> localRank =
+      environmentNumber("LOCAL_RANK", environment);
+  if (!environment.ok()) {
+    printError(err, environment.error());
+    return 1;
+  }
+
+  // Under mpirun, MPI shares the NCCL id and carries the agreements.
+  std::unique_ptr<runtime::MpiSession> session;
+  if (launcherProcessCount() > 0 && runtime::MpiSession::available()) {
+    runtime::Expected<std::unique_ptr<runtime::MpiSession>> started =
+        runtime::MpiSession::start();
+    if (!started.ok()) {
+      printError(err, started.error());
+      return 1;
+    }
+    session = std::move(*started);
+  }
+  runtime::NcclBootstrap bootstrap;
+  bootstrap.mpi = session.get();
+  bootstrap.rank = session ? session->rank() : envRank.value_or(0);
+  bootstrap.size = session ? session->size() : envSize.value_or(1);
+  bootstrap.rendezvousDirectory = command.rendezvousDirectory;
+  if (const char *timeout = std::getenv("AOA_RENDEZVOUS_TIMEOUT"))
+    bootstrap.timeout = std::chrono::seconds(std::strtoul(timeout, nullptr, 10));
+  std::string who =
+      bootstrap.size > 1 ? "rank " + std::to_string(bootstrap.rank) + ": " : "";
+  // Before any collective exists, each process reports its own failure.
+  auto fail = [&](const runtime::Error &error) {
+    printError(err, error, who);
+    if (session)
+      session->failedRanks(true);
+    return 1;
+  };
+  auto agreeOk = [&]() {
+    return !session || session->failedRanks(false).empty();
+  };
+  if (!session) {
+    if (bootstrap.rank >= bootstrap.size)
+      return fail(runtime::Error{
+          "RANK=" + std::to_string(bootstrap.rank) + " is not below "
+              "WORLD_SIZE=" + std::to_string(bootstrap.size),
+          "number the processes of the job 0 .. WORLD_SIZE-1"});
+    if (bootstrap.size > 1 && command.emulateDevice)
+      return fail(runtime::Error{
+          "the emulated device moves messages over MPI, but this job of " +
+              std::to_string(bootstrap.size) + " processes was not started "
+              "by mpirun",
+          "start it with mpirun -np " + std::to_string(bootstrap.size)});
+    if (bootstrap.size > 1 && bootstrap.rendezvousDirectory.empty())
+      return fail(runtime::Error{
+          "the nccl backend without mpirun needs --rendezvous DIR for a job "
+          "of " + std::to_string(bootstrap.size) + " processes (WORLD_SIZE)",
+          "pass the same directory, one every rank sees, to every rank; or "
+          "start the job with mpirun"});
+  }
+
+  std::unique_ptr<runtime::Device> device;
+  if (command.emulateDevice) {
+    device = runtime::makeEmulatedDevice();
+  } else {
+    std::string why;
+    int gpus = runtime::cudaDeviceCount(&why);
+    unsigned onHost = session ? session->hostRank() : bootstrap.rank;
+    int ordinal = int(localRank ? *localRank : (gpus ? onHost % unsigned(gpus)
+                                                     : 0u));
+    runtime::Expected<std::unique_ptr<runtime::Device>> opened =
+        runtime::openCudaDevice(ordinal);
+    if (!opened.ok())
+      return fail(opened.error());
+    device = std::move(*opened);
+  }
+  if (!agreeOk())
+    return 1;
+
+  std::unique_ptr<runtime::NcclJob> job;
+  std::unique_ptr<runtime::RankGroup> singleGroup;
+  std::unique_ptr<runtime::DeviceTransport> hostTransport;
+  const runtime::RankGroup *group = nullptr;
+  runtime::DeviceTransport *transport = nullptr;
+  if (command.emulateDevice) {
+    if (session) {
+      hostTransport = runtime::makeMpiHostTransport(*session);
+      group = session.get();
+    } else {
+      hostTransport = runtime::makeSingleRankTransport();
+      singleGroup = runtime::makeSingleRankGroup();
+      group = singleGroup.get();
+    }
+    transport = hostTransport.get();
+  } else {
+    runtime::Expected<std::unique_ptr<runtime::NcclJob>> started =
+        runtime::NcclJob::start(bootstrap, *device);
+    if (!started.ok())
+      return fail(started.error());
+    if (!agreeOk())
+      return 1;
+    job = std::move(*started);
+    group = &job->group();
+    transport = &job->transport();
+  }
+
+  runtime::JobLauncher launcher;
+  if (!session)
+    launcher = {"WORLD_SIZE says",
+                "start one process per rank (WORLD_SIZE=N), N = "};
+  std::string label = "nccl backend on " + device->name();
+  return runAsRankOfJob(
+      command, *group, label,
+      [&](const plan::Plan &plan, const runtime::RunOptions &options,
+          runtime::ProgressMeter *meter) {
+        return runtime::runPlanOnDevice(plan, options, *group, *device,
+                                        *transport, launcher, meter);
+      },
+      err);
+}
+
 } // namespace
 
 int runPlanCommand(const RunCommand &command, std::ostream &err) {
@@ -243,14 +408,13 @@ int runPlanCommand(const RunCommand &command, std::ostream &err) {
     return runLocally(command, err);
   if (command.backend == "mpi")
     return runWithMpi(command, err);
-  printError(err,
-             runtime::Error{"backend '" + command.backend +
-                                "' is not available in this build",
-                            command.backend == "nccl"
-                                ? "only --backend=local and --backend=mpi "
-                                  "are implemented so far"
-                                : "use --backend=local (all ranks in one "
-                                  "process) or --backend=mpi (under mpirun)"});
+  if (command.backend == "nccl")
+    return runWithNccl(command, err);
+  printError(err, runtime::Error{"there is no backend '" + command.backend +
+                                     "'",
+                                 "use --backend=local (all ranks in one "
+                                 "process), --backend=mpi (under mpirun) or "
+                                 "--backend=nccl (one process per GPU)"});
   return 1;
 }
 

@@ -12,7 +12,7 @@
 #define AOA_RUNTIME_LIB_ELEMENTOPS_H
 
 #include "aoa/ir/DType.h"
-#include "aoa/runtime/FloatConversion.h"
+#include "StridedCopyElement.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -20,14 +20,6 @@
 #include <type_traits>
 
 namespace aoa::runtime {
-
-/// How a floating dtype's elements are held in memory.
-template <DType D> struct FloatStorage;
-template <> struct FloatStorage<DType::F64> { using type = double; };
-template <> struct FloatStorage<DType::F32> { using type = float; };
-template <> struct FloatStorage<DType::F16> { using type = uint16_t; };
-template <> struct FloatStorage<DType::BF16> { using type = uint16_t; };
-template <DType D> using FloatStorageT = typename FloatStorage<D>::type;
 
 /// Unaligned loads and stores (buffers come from file offsets); compilers
 /// emit plain moves for these.
@@ -48,40 +40,15 @@ template <typename Word> struct CopyOp {
   static Word apply(Word word) { return word; }
 };
 
-/// A floating element converted from `From` to `To`. Every value of a
-/// narrower type is exactly a float, so only a double source needs its own
-/// rounding path.
+/// A cast between two different floating dtypes: the strided-copy
+/// kernels' element conversion (StridedCopyElement.h), so the CPU and the
+/// GPU round alike.
 template <DType From, DType To> struct CastOp {
-  using Src = FloatStorageT<From>;
-  using Dst = FloatStorageT<To>;
+  using Src = typename CastElement<From, To>::Src;
+  using Dst = typename CastElement<From, To>::Dst;
   static constexpr bool isCopy = false;
 
-  static Dst apply(Src value) {
-    if constexpr (From == DType::F64)
-      return narrow(value);
-    else
-      return narrow(toFloat(value));
-  }
-
-private:
-  static float toFloat(Src value) {
-    if constexpr (From == DType::F16)
-      return halfToFloat(value);
-    else if constexpr (From == DType::BF16)
-      return bfloat16ToFloat(value);
-    else
-      return value;
-  }
-  /// From float or double: one rounding into `To`.
-  template <typename Wide> static Dst narrow(Wide value) {
-    constexpr bool fromDouble = std::is_same_v<Wide, double>;
-    if constexpr (To == DType::F16)
-      return fromDouble ? doubleToHalf(value) : floatToHalf(value);
-    else if constexpr (To == DType::BF16)
-      return fromDouble ? doubleToBFloat16(value) : floatToBFloat16(value);
-    else
-      return static_cast<Dst>(value);
-  }
+  static Dst apply(Src value) { return CastElement<From, To>::convert(value); }
 };
 
 /// Converts a contiguous run of `count` elements.
@@ -95,27 +62,6 @@ inline void convertRun(const std::byte *src, std::byte *dst, size_t count) {
     for (size_t i = 0; i < count; ++i)
       storeElement<Dst>(dst + i * sizeof(Dst),
                         Op::apply(loadElement<Src>(src + i * sizeof(Src))));
-  }
-}
-
-/// Calls `body(FloatTag)` where FloatTag::value is `dtype` as a compile-time
-/// constant; false when `dtype` is not floating.
-template <typename Body> bool withFloatDType(DType dtype, Body &&body) {
-  switch (dtype) {
-  case DType::F64:
-    body(std::integral_constant<DType, DType::F64>());
-    return true;
-  case DType::F32:
-    body(std::integral_constant<DType, DType::F32>());
-    return true;
-  case DType::F16:
-    body(std::integral_constant<DType, DType::F16>());
-    return true;
-  case DType::BF16:
-    body(std::integral_constant<DType, DType::BF16>());
-    return true;
-  default:
-    return false;
   }
 }
 
@@ -142,8 +88,8 @@ template <typename Body> bool withElementOp(DType from, DType to, Body &&body) {
   }
   if (!isFloatingDType(from) || !isFloatingDType(to))
     return false;
-  return withFloatDType(from, [&](auto fromTag) {
-    withFloatDType(to, [&](auto toTag) {
+  return withFloatElementDType(from, [&](auto fromTag) {
+    withFloatElementDType(to, [&](auto toTag) {
       body(CastOp<decltype(fromTag)::value, decltype(toTag)::value>());
     });
   });

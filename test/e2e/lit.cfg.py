@@ -65,3 +65,19 @@ if lit_config.params.get("enable_mpi", "OFF").upper() in ("1", "ON", "TRUE", "YE
         for name in ["HOME", "TMPDIR"]:
             if name in os.environ:
                 config.environment[name] = os.environ[name]
+
+# The nccl backend: `cuda-build` when this build has it (AOA_ENABLE_CUDA),
+# `cuda-gpu` when a GPU can also be used (nvidia-smi lists one), so GPU tests
+# skip cleanly on machines without one.
+if lit_config.params.get("enable_cuda", "OFF").upper() in ("1", "ON", "TRUE", "YES"):
+    config.available_features.add("cuda-build")
+    try:
+        gpus = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                              text=True, timeout=60)
+        if gpus.returncode == 0 and "GPU" in gpus.stdout:
+            config.available_features.add("cuda-gpu")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    for name in ["CUDA_VISIBLE_DEVICES", "NCCL_DEBUG"]:
+        if name in os.environ:
+            config.environment[name] = os.environ[name]

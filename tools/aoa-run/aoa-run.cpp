@@ -31,9 +31,21 @@ static cl::opt<std::string> destinationDirectory(
     cl::value_desc("dir"), cl::cat(category));
 static cl::opt<std::string>
     backend("backend",
-            cl::desc("Executor: local (all ranks in one process) or mpi "
-                     "(one process per rank: mpirun -np RANKS aoa-run ...)"),
+            cl::desc("Executor: local (all ranks in one process), mpi "
+                     "(one process per rank: mpirun -np RANKS aoa-run ...) "
+                     "or nccl (one process per GPU, under mpirun or with "
+                     "RANK, WORLD_SIZE and --rendezvous)"),
             cl::value_desc("name"), cl::init("local"), cl::cat(category));
+static cl::opt<std::string> rendezvous(
+    "rendezvous",
+    cl::desc("nccl backend without mpirun: a directory every rank sees, "
+             "where rank 0 leaves the NCCL ids for the others"),
+    cl::value_desc("dir"), cl::init(""), cl::cat(category));
+static cl::opt<bool> emulateDevice(
+    "emulate-device",
+    cl::desc("For testing the nccl backend without a GPU: device memory is "
+             "host memory, kernels run on the CPU, messages go over MPI"),
+    cl::Hidden, cl::cat(category));
 static cl::opt<unsigned>
     threads("threads",
             cl::desc("Worker threads for reads, copies and writes (0 = one "
@@ -98,6 +110,8 @@ int main(int argc, char **argv) {
   aoa::RunCommand command;
   command.planPath = planPath;
   command.backend = backend;
+  command.rendezvousDirectory = rendezvous;
+  command.emulateDevice = emulateDevice;
   command.progress = progress;
   command.color = ::isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr;
   command.options.sourceDirectory = sourceDirectory;

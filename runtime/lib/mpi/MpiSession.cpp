@@ -49,10 +49,8 @@ Expected<std::unique_ptr<MpiSession>> MpiSession::start() {
   int hostRank = 0, hostSize = 1;
   MPI_Comm_rank(handles.host, &hostRank);
   MPI_Comm_size(handles.host, &hostSize);
-  session->rank_ = uint32_t(rank);
-  session->size_ = uint32_t(size);
-  session->hostRank_ = uint32_t(hostRank);
-  session->hostSize_ = uint32_t(hostSize);
+  session->setPlace(uint32_t(rank), uint32_t(size), uint32_t(hostRank),
+                    uint32_t(hostSize));
   return session;
 }
 
@@ -62,17 +60,6 @@ MpiSession::~MpiSession() {
   if (handles_->world != MPI_COMM_NULL)
     MPI_Comm_free(&handles_->world);
   MPI_Finalize();
-}
-
-std::vector<uint32_t> MpiSession::failedRanks(bool failed) const {
-  std::vector<uint64_t> flags(size_, 0);
-  flags[rank_] = failed ? 1 : 0;
-  sum(flags);
-  std::vector<uint32_t> ranks;
-  for (uint32_t r = 0; r < size_; ++r)
-    if (flags[r])
-      ranks.push_back(r);
-  return ranks;
 }
 
 std::string MpiSession::broadcast(std::string text) const {
@@ -99,8 +86,8 @@ void MpiSession::max(std::vector<uint64_t> &values) const {
 
 void MpiSession::bitwiseOrOnRankZero(std::vector<uint64_t> &values) const {
   inChunks(values.size(), [&](size_t offset, int count) {
-    MPI_Reduce(rank_ == 0 ? MPI_IN_PLACE : values.data() + offset,
-               rank_ == 0 ? values.data() + offset : nullptr, count,
+    MPI_Reduce(rank() == 0 ? MPI_IN_PLACE : values.data() + offset,
+               rank() == 0 ? values.data() + offset : nullptr, count,
                MPI_UINT64_T, MPI_BOR, 0, handles_->world);
   });
 }

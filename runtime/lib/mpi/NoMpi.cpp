@@ -4,6 +4,7 @@
 // is OFF: the API exists, and starting a session says why it cannot.
 //
 //===----------------------------------------------------------------------===//
+#include "aoa/runtime/DeviceTransport.h"
 #include "aoa/runtime/MpiExecutor.h"
 #include "aoa/runtime/MpiSession.h"
 
@@ -34,9 +35,6 @@ Expected<std::unique_ptr<MpiSession>> MpiSession::start() {
 
 // A session never starts, so the collectives are never called; as a world
 // of one process they would be identities.
-std::vector<uint32_t> MpiSession::failedRanks(bool failed) const {
-  return failed ? std::vector<uint32_t>{0} : std::vector<uint32_t>{};
-}
 std::string MpiSession::broadcast(std::string text) const { return text; }
 void MpiSession::sum(std::vector<uint64_t> &) const {}
 void MpiSession::sumOnHost(std::vector<uint64_t> &) const {}
@@ -44,12 +42,13 @@ void MpiSession::max(std::vector<uint64_t> &) const {}
 void MpiSession::bitwiseOrOnRankZero(std::vector<uint64_t> &) const {}
 void MpiSession::barrier() const {}
 
-MpiRunResult runPlanWithMpi(const plan::Plan &, const RunOptions &,
-                            const MpiSession &, ProgressMeter *) {
-  MpiRunResult result;
-  result.error = noMpiBackend();
-  result.failedRanks = {0};
-  return result;
+RankRunResult runPlanWithMpi(const plan::Plan &, const RunOptions &,
+                             const MpiSession &, ProgressMeter *) {
+  return RankRunResult::failure(noMpiBackend(), 0);
+}
+
+std::unique_ptr<DeviceTransport> makeMpiHostTransport(const MpiSession &) {
+  return nullptr;
 }
 
 } // namespace aoa::runtime

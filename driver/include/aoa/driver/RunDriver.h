@@ -5,9 +5,11 @@
 // runs every rank in this process; `mpi` runs this process's rank of an
 // mpirun job (MPI lives for the call, runtime/MpiSession.h): rank 0 reads
 // the plan and shares it, prints the progress and the summary, and every
-// rank prints its own errors prefixed with "rank R: ". `nccl` is refused
-// with a message rather than silently replaced, as is `mpi` in a build
-// without MPI.
+// rank prints its own errors prefixed with "rank R: ". `nccl` runs this
+// process's rank on a GPU (runtime/DeviceExecutor.h): the job is MPI's when
+// mpirun started it, else RANK / WORLD_SIZE (and LOCAL_RANK picks the GPU)
+// with a rendezvous directory. A backend this build or machine lacks is
+// refused with a message rather than silently replaced.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_DRIVER_RUNDRIVER_H
@@ -24,7 +26,11 @@ enum class ProgressStyle { Auto, Bar, Lines, None };
 
 struct RunCommand {
   std::string planPath;
-  std::string backend = "local"; ///< local, mpi
+  std::string backend = "local"; ///< local, mpi, nccl
+  /// nccl without mpirun: where rank 0 leaves the NCCL ids.
+  std::string rendezvousDirectory;
+  /// nccl: the emulated device (host memory; for tests without a GPU).
+  bool emulateDevice = false;
   runtime::RunOptions options;
   ProgressStyle progress = ProgressStyle::Auto;
   bool color = false;

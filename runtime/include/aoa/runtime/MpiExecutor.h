@@ -29,42 +29,21 @@
 #define AOA_RUNTIME_MPIEXECUTOR_H
 
 #include "aoa/ir/Plan.h"
-#include "aoa/runtime/Error.h"
+#include "aoa/runtime/RankRunResult.h"
 #include "aoa/runtime/RunOptions.h"
-
-#include <cstdint>
-#include <optional>
-#include <vector>
 
 namespace aoa::runtime {
 
 class MpiSession;
 class ProgressMeter;
 
-/// How an mpi run ended, on one rank.
-struct MpiRunResult {
-  /// This rank's own failure, if it had one.
-  std::optional<Error> error;
-  /// Every rank that failed (the same list on every rank); empty on
-  /// success.
-  std::vector<uint32_t> failedRanks;
-  /// After a failure: finished files are kept in DST/.aoa-run for the next
-  /// run to resume from.
-  bool keptFinishedFiles = false;
-  /// On success: the totals over all ranks (peakBufferBytes sums each
-  /// rank's largest round).
-  RunReport report;
-
-  bool ok() const { return failedRanks.empty(); }
-};
-
 /// Runs this process's rank of `plan` (already read and verified) as
 /// described above. Collective: every rank of `session` calls it with the
 /// same plan and options. `progress`, given on rank 0, reports the bytes
 /// written by all ranks.
-MpiRunResult runPlanWithMpi(const plan::Plan &plan, const RunOptions &options,
-                            const MpiSession &session,
-                            ProgressMeter *progress = nullptr);
+RankRunResult runPlanWithMpi(const plan::Plan &plan, const RunOptions &options,
+                             const MpiSession &session,
+                             ProgressMeter *progress = nullptr);
 
 } // namespace aoa::runtime
 

@@ -4,8 +4,8 @@
 // An MpiSession initializes MPI when it starts and finalizes it when it is
 // destroyed, so a process's MPI lifetime is one scope of the driver. It also
 // offers the few collectives the driver needs before the executor runs (to
-// agree on a failure, to share the plan's text). Every collective must be
-// called by every rank, in the same order.
+// agree on a failure, to share the plan's text): it is the RankGroup of the
+// mpi backend, and of the nccl backend under mpirun.
 //
 // This header does not include mpi.h: the runtime's users never see MPI.
 // A build without MPI (AOA_ENABLE_MPI=OFF) has this class too, but start()
@@ -16,6 +16,7 @@
 #define AOA_RUNTIME_MPISESSION_H
 
 #include "aoa/runtime/Error.h"
+#include "aoa/runtime/RankGroup.h"
 
 #include <cstdint>
 #include <memory>
@@ -24,7 +25,7 @@
 
 namespace aoa::runtime {
 
-class MpiSession {
+class MpiSession final : public RankGroup {
 public:
   /// Whether this build has the mpi backend.
   static bool available();
@@ -33,33 +34,16 @@ public:
   /// MPI calls). Fails when this build has no MPI backend.
   static Expected<std::unique_ptr<MpiSession>> start();
   /// Finalizes MPI.
-  ~MpiSession();
+  ~MpiSession() override;
   MpiSession(const MpiSession &) = delete;
   MpiSession &operator=(const MpiSession &) = delete;
 
-  uint32_t rank() const { return rank_; }
-  uint32_t size() const { return size_; }
-  /// The processes of the job on this process's host, and this one's
-  /// position among them.
-  uint32_t hostSize() const { return hostSize_; }
-  uint32_t hostRank() const { return hostRank_; }
-
-  // Collectives.
-
-  /// The ranks whose `failed` is true, in increasing order, on every rank.
-  std::vector<uint32_t> failedRanks(bool failed) const;
-  /// Rank 0's `text` on every rank (the others' argument is ignored).
-  std::string broadcast(std::string text) const;
-  /// Element-wise sums over all ranks (or only this host's), on every rank.
-  void sum(std::vector<uint64_t> &values) const;
-  void sumOnHost(std::vector<uint64_t> &values) const;
-  /// Element-wise maxima over all ranks, on every rank.
-  void max(std::vector<uint64_t> &values) const;
-  /// Element-wise bitwise or over all ranks, on rank 0 only (the others'
-  /// `values` are left as they were).
-  void bitwiseOrOnRankZero(std::vector<uint64_t> &values) const;
-  /// Returns when every rank has called it.
-  void barrier() const;
+  std::string broadcast(std::string text) const override;
+  void sum(std::vector<uint64_t> &values) const override;
+  void sumOnHost(std::vector<uint64_t> &values) const override;
+  void max(std::vector<uint64_t> &values) const override;
+  void bitwiseOrOnRankZero(std::vector<uint64_t> &values) const override;
+  void barrier() const override;
 
   /// MPI objects, for the backend's implementation files.
   struct Handles;
@@ -68,10 +52,6 @@ public:
 private:
   MpiSession();
   std::unique_ptr<Handles> handles_;
-  uint32_t rank_ = 0;
-  uint32_t size_ = 1;
-  uint32_t hostRank_ = 0;
-  uint32_t hostSize_ = 1;
 };
 
 } // namespace aoa::runtime
