@@ -191,7 +191,8 @@ int runAsRankOfJob(const RunCommand &command, const runtime::RankGroup &group,
                    const std::string &backendLabel, const RankRunner &runner,
                    std::ostream &err) {
   uint32_t rank = group.rank();
-  std::string who = "rank " + std::to_string(rank) + ": ";
+  std::string who =
+      group.size() > 1 ? "rank " + std::to_string(rank) + ": " : "";
 
   runtime::Expected<std::string> text = std::string();
   if (rank == 0)
