@@ -1,5 +1,13 @@
-//===- NcclJob.cpp --------------------------------------------------------===//
+//===- NcclJob.cpp - The NCCL communicators of an nccl job ----------------===//
+//
+// Compiled only with AOA_ENABLE_CUDA. Every NCCL call goes through the
+// table NcclLibrary::load() resolves at run time (NcclLibrary.h), so
+// nothing here needs libnccl to be linked.
+//
+//===----------------------------------------------------------------------===//
 #include "aoa/runtime/NcclJob.h"
+
+#include "NcclLibrary.h"
 
 #include "aoa/runtime/ContentHash.h"
 #include "aoa/runtime/Device.h"
@@ -8,30 +16,31 @@
 #include "aoa/runtime/Rendezvous.h"
 
 #include <cuda_runtime.h>
-#include <nccl.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <unistd.h>
+#include <vector>
 
 namespace aoa::runtime {
 
 namespace {
 
-Error ncclError(const std::string &what, ncclResult_t code,
-                ncclComm_t comm = nullptr) {
-  std::string detail = ncclGetErrorString(code);
-  if (const char *last = ncclGetLastError(comm); last && *last)
+Error ncclError(const NcclLibrary &nccl, const std::string &what,
+                ncclResult_t code, ncclComm_t comm = nullptr) {
+  std::string detail = nccl.ncclGetErrorString(code);
+  if (const char *last = nccl.ncclGetLastError(comm); last && *last)
     detail += std::string(": ") + last;
   return Error{what + " failed: " + detail,
                "NCCL_DEBUG=WARN shows NCCL's own account of the failure"};
 }
 
-Status checkNccl(const std::string &what, ncclResult_t code,
-                 ncclComm_t comm = nullptr) {
+Status checkNccl(const NcclLibrary &nccl, const std::string &what,
+                 ncclResult_t code, ncclComm_t comm = nullptr) {
   if (code == ncclSuccess)
     return Status();
-  return ncclError(what, code, comm);
+  return ncclError(nccl, what, code, comm);
 }
 
 Status checkCuda(const std::string &what, cudaError_t code) {
@@ -50,19 +59,28 @@ ncclUniqueId idFromBytes(const std::string &bytes, size_t offset) {
   return id;
 }
 
+/// "rank 3" or "ranks 1, 3".
+std::string rankList(const std::vector<uint32_t> &ranks) {
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(ranks[i]);
+  return text;
+}
+
 /// Collectives over NCCL communicators (a job without MPI): values go to a
 /// device buffer, are reduced there, and come back; every call waits.
 class NcclRankGroup final : public RankGroup {
 public:
-  NcclRankGroup(ncclComm_t world, uint32_t rank, uint32_t size)
-      : RankGroup(rank, size, 0, 1), world_(world) {}
+  NcclRankGroup(const NcclLibrary &nccl, ncclComm_t world, uint32_t rank,
+                uint32_t size)
+      : RankGroup(rank, size, 0, 1), nccl_(nccl), world_(world) {}
   ~NcclRankGroup() override {
     if (scratch_)
       cudaFree(scratch_);
     if (host_)
-      ncclCommDestroy(host_);
+      nccl_.ncclCommDestroy(host_);
     if (world_)
-      ncclCommDestroy(world_);
+      nccl_.ncclCommDestroy(world_);
     if (stream_)
       cudaStreamDestroy(stream_);
   }
@@ -91,10 +109,10 @@ public:
         ++hostSize;
       }
     setPlace(rank(), size(), hostRank, hostSize);
-    return checkNccl("ncclCommSplit (the ranks of this host)",
-                     ncclCommSplit(world_, int(color), int(rank()), &host_,
-                                   nullptr),
-                     world_);
+    return checkNccl(
+        nccl_, "ncclCommSplit (the ranks of this host)",
+        nccl_.ncclCommSplit(world_, int(color), int(rank()), &host_, nullptr),
+        world_);
   }
 
   std::string broadcast(std::string text) const override {
@@ -110,9 +128,9 @@ public:
     must(checkCuda("cudaMemcpyAsync",
                    cudaMemcpyAsync(scratch_, text.data(), text.size(),
                                    cudaMemcpyHostToDevice, stream_)));
-    must(checkNccl("ncclBroadcast",
-                   ncclBroadcast(scratch_, scratch_, text.size(), ncclChar, 0,
-                                 world_, stream_),
+    must(checkNccl(nccl_, "ncclBroadcast",
+                   nccl_.ncclBroadcast(scratch_, scratch_, text.size(),
+                                       ncclChar, 0, world_, stream_),
                    world_));
     must(checkCuda("cudaMemcpyAsync",
                    cudaMemcpyAsync(text.data(), scratch_, text.size(),
@@ -186,9 +204,9 @@ private:
                               cudaMemcpyAsync(scratch_, values.data(), bytes,
                                               cudaMemcpyHostToDevice, stream_));
     if (status.ok())
-      status = checkNccl("ncclAllReduce",
-                         ncclAllReduce(scratch_, scratch_, values.size(),
-                                       ncclUint64, op, comm, stream_),
+      status = checkNccl(nccl_, "ncclAllReduce",
+                         nccl_.ncclAllReduce(scratch_, scratch_, values.size(),
+                                             ncclUint64, op, comm, stream_),
                          comm);
     if (status.ok())
       status = checkCuda("cudaMemcpyAsync",
@@ -200,6 +218,7 @@ private:
     return status;
   }
 
+  const NcclLibrary &nccl_;
   ncclComm_t world_ = nullptr;
   ncclComm_t host_ = nullptr;
   cudaStream_t stream_ = nullptr;
@@ -211,10 +230,11 @@ private:
 /// buffer (sender and receiver list buffers of equal types in equal order).
 class NcclTransport final : public DeviceTransport {
 public:
-  explicit NcclTransport(ncclComm_t comm) : comm_(comm) {}
+  NcclTransport(const NcclLibrary &nccl, ncclComm_t comm)
+      : nccl_(nccl), comm_(comm) {}
   ~NcclTransport() override {
     if (comm_)
-      ncclCommDestroy(comm_);
+      nccl_.ncclCommDestroy(comm_);
   }
 
   Status exchange(const RankRound &round,
@@ -224,7 +244,8 @@ public:
     if (!comm_)
       return Error{"the NCCL communicator was aborted after a failure", ""};
     auto cudaStream = static_cast<cudaStream_t>(device.nativeStream(stream));
-    Status status = checkNccl("ncclGroupStart", ncclGroupStart(), comm_);
+    Status status =
+        checkNccl(nccl_, "ncclGroupStart", nccl_.ncclGroupStart(), comm_);
     if (!status.ok())
       return status;
     for (uint32_t i : round.receives()) {
@@ -232,34 +253,36 @@ public:
       for (uint32_t b : inst.buffers) {
         received += round.bufferBytes(b);
         if (status.ok())
-          status = checkNccl("ncclRecv from rank " + std::to_string(inst.peer),
-                             ncclRecv(address(b), size_t(round.bufferBytes(b)),
-                                      ncclUint8, int(inst.peer), comm_,
-                                      cudaStream),
-                             comm_);
+          status = checkNccl(
+              nccl_, "ncclRecv from rank " + std::to_string(inst.peer),
+              nccl_.ncclRecv(address(b), size_t(round.bufferBytes(b)),
+                             ncclUint8, int(inst.peer), comm_, cudaStream),
+              comm_);
       }
     }
     for (uint32_t i : round.sends()) {
       const plan::Instruction &inst = round.instruction(i);
       for (uint32_t b : inst.buffers)
         if (status.ok())
-          status = checkNccl("ncclSend to rank " + std::to_string(inst.peer),
-                             ncclSend(address(b), size_t(round.bufferBytes(b)),
-                                      ncclUint8, int(inst.peer), comm_,
-                                      cudaStream),
-                             comm_);
+          status = checkNccl(
+              nccl_, "ncclSend to rank " + std::to_string(inst.peer),
+              nccl_.ncclSend(address(b), size_t(round.bufferBytes(b)),
+                             ncclUint8, int(inst.peer), comm_, cudaStream),
+              comm_);
     }
-    Status ended = checkNccl("ncclGroupEnd", ncclGroupEnd(), comm_);
+    Status ended =
+        checkNccl(nccl_, "ncclGroupEnd", nccl_.ncclGroupEnd(), comm_);
     return status.ok() ? ended : status;
   }
 
   void abort() override {
     if (comm_)
-      ncclCommAbort(comm_);
+      nccl_.ncclCommAbort(comm_);
     comm_ = nullptr;
   }
 
 private:
+  const NcclLibrary &nccl_;
   ncclComm_t comm_;
 };
 
@@ -275,13 +298,18 @@ NcclJob::~NcclJob() {
 
 bool NcclJob::available() { return true; }
 
-std::string NcclJob::version() {
-  int code = 0;
-  if (ncclGetVersion(&code) != ncclSuccess)
-    return "";
-  // 22809 -> 2.28.9
-  return std::to_string(code / 10000) + "." +
-         std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
+Expected<std::string> NcclJob::version() {
+  Expected<const NcclLibrary *> nccl = NcclLibrary::load();
+  if (!nccl.ok())
+    return nccl.error();
+  return (*nccl)->version();
+}
+
+Expected<std::string> NcclJob::probeVersion(const std::string &library) {
+  Expected<NcclLibrary> nccl = NcclLibrary::open(library);
+  if (!nccl.ok())
+    return nccl.error();
+  return nccl->version();
 }
 
 Expected<std::unique_ptr<NcclJob>> NcclJob::start(const NcclBootstrap &bootstrap,
@@ -295,21 +323,27 @@ Expected<std::unique_ptr<NcclJob>> NcclJob::start(const NcclBootstrap &bootstrap
   // Under MPI one communicator (messages); otherwise a second one for the
   // agreements.
   size_t ids = bootstrap.mpi ? 1 : 2;
+  // Every rank loads NCCL here; under MPI a rank that cannot joins the
+  // agreement below as failed instead of leaving the others waiting in it.
+  Expected<const NcclLibrary *> loaded = NcclLibrary::load();
+  Status status = loaded.status();
   std::string secret;
-  Status status;
-  if (rank == 0) {
+  if (status.ok() && rank == 0) {
     for (size_t k = 0; k < ids && status.ok(); ++k) {
       ncclUniqueId id;
-      status = checkNccl("ncclGetUniqueId", ncclGetUniqueId(&id));
+      status = checkNccl(**loaded, "ncclGetUniqueId",
+                         (*loaded)->ncclGetUniqueId(&id));
       secret += idBytes(id);
     }
   }
   size_t secretBytes = ids * sizeof(ncclUniqueId::internal);
   if (bootstrap.mpi) {
-    if (!bootstrap.mpi->failedRanks(!status.ok()).empty())
-      return status.ok() ? Error{"rank 0 could not create an NCCL unique id",
-                                 "see rank 0's message"}
-                         : status.error();
+    std::vector<uint32_t> failed = bootstrap.mpi->failedRanks(!status.ok());
+    if (!status.ok())
+      return status.error();
+    if (!failed.empty())
+      return Error{"NCCL could not be started on " + rankList(failed),
+                   "see the message of the rank that failed"};
     secret = bootstrap.mpi->broadcast(std::move(secret));
   } else if (size > 1) {
     if (status.ok())
@@ -329,27 +363,30 @@ Expected<std::unique_ptr<NcclJob>> NcclJob::start(const NcclBootstrap &bootstrap
     return status.error();
   }
 
+  const NcclLibrary &nccl = **loaded;
   ncclComm_t data = nullptr;
-  if (Status joined = checkNccl(
-          "ncclCommInitRank (rank " + std::to_string(rank) + " of " +
-              std::to_string(size) + ")",
-          ncclCommInitRank(&data, int(size), idFromBytes(secret, 0), int(rank)));
+  if (Status joined =
+          checkNccl(nccl,
+                    "ncclCommInitRank (rank " + std::to_string(rank) + " of " +
+                        std::to_string(size) + ")",
+                    nccl.ncclCommInitRank(&data, int(size),
+                                          idFromBytes(secret, 0), int(rank)));
       !joined.ok())
     return joined.error();
-  job->transport_ = std::make_unique<NcclTransport>(data);
+  job->transport_ = std::make_unique<NcclTransport>(nccl, data);
   if (bootstrap.mpi) {
     job->group_ = bootstrap.mpi;
     return job;
   }
   ncclComm_t control = nullptr;
   if (Status joined = checkNccl(
-          "ncclCommInitRank (agreements)",
-          ncclCommInitRank(&control, int(size),
-                           idFromBytes(secret, sizeof(ncclUniqueId::internal)),
-                           int(rank)));
+          nccl, "ncclCommInitRank (agreements)",
+          nccl.ncclCommInitRank(
+              &control, int(size),
+              idFromBytes(secret, sizeof(ncclUniqueId::internal)), int(rank)));
       !joined.ok())
     return joined.error();
-  auto group = std::make_unique<NcclRankGroup>(control, rank, size);
+  auto group = std::make_unique<NcclRankGroup>(nccl, control, rank, size);
   if (Status started = group->start(); !started.ok())
     return started.error();
   // Every rank has joined: the rendezvous file has served its purpose.

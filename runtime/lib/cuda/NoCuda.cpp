@@ -40,7 +40,16 @@ NcclJob::NcclJob() : handles_(std::make_unique<Handles>()) {}
 NcclJob::~NcclJob() = default;
 
 bool NcclJob::available() { return false; }
-std::string NcclJob::version() { return ""; }
+
+Expected<std::string> NcclJob::version() {
+  return Error{"this build has no nccl backend (aoa was configured without "
+               "CUDA and NCCL)",
+               kNoCudaHint};
+}
+
+Expected<std::string> NcclJob::probeVersion(const std::string &) {
+  return version();
+}
 
 Expected<std::unique_ptr<NcclJob>> NcclJob::start(const NcclBootstrap &,
                                                   Device &) {

@@ -52,8 +52,14 @@ class NcclJob {
 public:
   /// Whether this build has NCCL (AOA_ENABLE_CUDA).
   static bool available();
-  /// The NCCL version this build runs with ("2.28.9"), or "".
-  static std::string version();
+  /// The version of the NCCL this process runs with ("2.28.9"). NCCL is
+  /// loaded at run time, once, from $AOA_NCCL_LIBRARY or else libnccl.so.2
+  /// on the loader path; fails, saying what was tried and why, where it
+  /// cannot be loaded or lacks a function the backend calls.
+  static Expected<std::string> version();
+  /// As version(), but loads NCCL afresh with `library` in place of
+  /// $AOA_NCCL_LIBRARY ("": as if unset), apart from the process's NCCL.
+  static Expected<std::string> probeVersion(const std::string &library);
 
   /// Joins the job's communicators on `device` (a CUDA device, already
   /// current). Collective over the job's processes.
