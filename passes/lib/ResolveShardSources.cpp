@@ -3,9 +3,12 @@
 // For every stored piece of every destination shard (a whole box, or the at
 // most 2*ndim-1 boxes of a flat range), asks find_shard_sources which source
 // regions fill it, and binds each source region to the stored source shards
-// that hold it (boxes, or the boxes of their flat ranges). Among replicas it
-// prefers one on the destination's own rank, and otherwise the one whose rank
-// has read the fewest bytes so far, so reads spread over ranks and files.
+// that hold it (boxes, or the boxes of their flat ranges). Replicas (shards
+// with one box) may be stored in different shapes, whole or split into
+// different flat ranges (SourceReplicas.h), so a replica is chosen per
+// segment of the box that the same replicas hold: one on the destination's
+// own rank, otherwise the one whose rank has read the fewest bytes so far, so
+// reads spread over ranks and files.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/passes/Passes.h"
@@ -15,8 +18,10 @@
 #include "aoa/ir/FlatRange.h"
 #include "aoa/ir/OptimizerState.h"
 #include "ShardSourceFinder.h"
+#include "SourceReplicas.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <ostream>
 #include <set>
@@ -42,13 +47,6 @@ uint32_t TransformTable::intern(const std::vector<plan::TransformStep> &steps) {
 }
 
 namespace {
-
-/// A region of a source key stored once or more (replicas): a shard's box,
-/// or one box of a shard's flat range.
-struct SourcePiece {
-  Box box;
-  std::vector<ShardId> replicas;
-};
 
 class Resolver {
 public:
@@ -160,59 +158,46 @@ private:
     return {FlatPiece{box, 0}};
   }
 
-  /// The source key's stored pieces, replicas grouped (cached per key).
-  /// The key's stored pieces; keys whose shards overlap are reported once
-  /// and remembered in overlapping_.
-  const std::vector<SourcePiece> &sourcePieces(TensorRef tensor) {
-    auto [it, inserted] = sourcePieces_.emplace(tensor.id(),
-                                                std::vector<SourcePiece>());
+  /// The source key's shards grouped into replicas (cached per key); keys
+  /// whose shards overlap without being replicas are reported once and
+  /// remembered in overlapping_.
+  const std::vector<ReplicaGroup> &sourceReplicas(TensorRef tensor) {
+    auto [it, inserted] =
+        sourceReplicas_.emplace(tensor.id(), std::vector<ReplicaGroup>());
     if (!inserted)
       return it->second;
-    it->second = groupReplicas(tensor);
+    it->second = groupSourceReplicas(tensor);
     if (!checkDisjoint(tensor, it->second, *state_.source.metadata(),
                        "source"))
       overlapping_.insert(tensor.id());
     return it->second;
   }
 
-  /// The boxes the key's shards store whole, each once with the shards
-  /// (replicas) that hold it.
-  static std::vector<SourcePiece> groupReplicas(TensorRef tensor) {
-    std::vector<SourcePiece> pieces;
-    std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, size_t>
-        byBox;
-    for (ShardRef shard : tensor.shards())
-      for (const FlatPiece &piece : storedPieces(shard)) {
-        auto key = std::make_pair(piece.box.offsets(), piece.box.shape());
-        auto [slot, added] = byBox.emplace(key, pieces.size());
-        if (added)
-          pieces.push_back(SourcePiece{piece.box, {}});
-        pieces[slot->second].replicas.push_back(shard.id());
-      }
-    return pieces;
-  }
-
-  /// Pieces that are not replicas of each other must not overlap (a sort
-  /// and sweep, BoxOverlap.h).
-  bool checkDisjoint(TensorRef tensor, const std::vector<SourcePiece> &pieces,
+  /// Groups (shards with different boxes) must not store a common element
+  /// (a sort and sweep over the segments' boxes, BoxOverlap.h; the segments
+  /// of one group are disjoint).
+  bool checkDisjoint(TensorRef tensor, const std::vector<ReplicaGroup> &groups,
                      const ShardMetadata &metadata, const char *side) {
     std::vector<const Box *> boxes;
-    boxes.reserve(pieces.size());
-    for (const SourcePiece &piece : pieces)
-      boxes.push_back(&piece.box);
+    std::vector<const ReplicaSegment *> owners;
+    for (const ReplicaGroup &group : groups)
+      for (const ReplicaSegment &segment : group.segments)
+        group.forEachPiece(segment, [&](const Box &box, int64_t) {
+          boxes.push_back(&box);
+          owners.push_back(&segment);
+        });
     std::optional<std::pair<size_t, size_t>> pair = findOverlappingPair(boxes);
     if (!pair)
       return true;
     if (budget_.allow()) {
-      auto fileOf = [&](size_t piece) {
-        return std::string(metadata.shard(pieces[piece].replicas[0]).file());
+      auto fileOf = [&](size_t box) {
+        return std::string(metadata.shard(owners[box]->replicas[0]).file());
       };
       state_.diags
           .error(SourceLocation{},
                  std::string(side) + " key '" + std::string(tensor.key()) +
                      "': stored shards overlap in " +
-                     intersect(pieces[pair->first].box,
-                               pieces[pair->second].box)
+                     intersect(*boxes[pair->first], *boxes[pair->second])
                          ->toString() +
                      " (in '" + fileOf(pair->first) + "' and '" +
                      fileOf(pair->second) + "') without being replicas")
@@ -281,7 +266,8 @@ private:
   /// The replica to read: one on `destinationRank` if any (the least-read
   /// file there), else the one on the rank, then in the file, that has read
   /// the least so far.
-  ShardId chooseReplica(const SourcePiece &piece, uint32_t destinationRank) {
+  ShardId chooseReplica(llvm::ArrayRef<ShardId> replicas,
+                        uint32_t destinationRank) {
     const ShardMetadata &source = *state_.source.metadata();
     auto load = [&](ShardId id) {
       ShardRef shard = source.shard(id);
@@ -289,11 +275,24 @@ private:
                              readBytes_[shard.rank()],
                              fileReadBytes_[shard.fileId()]);
     };
-    ShardId best = piece.replicas[0];
-    for (ShardId id : piece.replicas)
+    ShardId best = replicas[0];
+    for (ShardId id : replicas)
       if (load(id) < load(best))
         best = id;
     return best;
+  }
+
+  /// chooseReplica for a segment; where one rank holds two of its replicas,
+  /// that rank reads it from the one it chose first, so no rank reads one
+  /// source element from two copies.
+  ShardId chooseReplica(const ReplicaSegment &segment,
+                        uint32_t destinationRank) {
+    ShardId best = chooseReplica(segment.replicas, destinationRank);
+    if (!segment.rankHoldsTwo)
+      return best;
+    uint32_t rank = state_.source.metadata()->shard(best).rank();
+    return chosenOnRank_.emplace(std::make_pair(&segment, rank), best)
+        .first->second;
   }
 
   uint32_t planSourceTensor(ShardId id) {
@@ -389,14 +388,14 @@ private:
 
     Box wanted = entry.source.box();
     Box target = entry.target.box();
-    Permutation p = plan::composedPermutation(*steps, wanted.rank());
-    const std::vector<SourcePiece> &pieces = sourcePieces(*tensor);
+    const std::vector<ReplicaGroup> &groups = sourceReplicas(*tensor);
     if (overlapping_.count(tensor->id()))
       return; // reported
     int64_t found = 0;
-    for (const SourcePiece &piece : pieces)
-      if (std::optional<Box> part = intersect(piece.box, wanted))
-        found += part->volume();
+    for (const ReplicaGroup &group : groups)
+      if (overlapVolume(group.box, wanted) > 0)
+        for (const ReplicaSegment &segment : group.segments)
+          found += storedVolume(group, segment, wanted);
     if (found != wanted.volume()) {
       if (budget_.allow())
         state_.diags
@@ -408,45 +407,190 @@ private:
             .hint("the source metadata's shards must cover every key whole");
       return;
     }
-    for (const SourcePiece &piece : pieces) {
-      std::optional<Box> part = intersect(piece.box, wanted);
-      if (!part)
-        continue;
-      Box destinationRegion = target;
-      if (*part != wanted) {
-        if (!plan::keepsBoxes(*steps)) {
-          if (budget_.allow())
-            state_.diags.error(
-                SourceLocation{},
-                "'" + entry.target.key + target.toString() + "' comes from " +
-                    entry.source.key + wanted.toString() +
-                    ", which several stored shards hold, through a reshape; "
-                    "splitting a reshaped region is not supported")
-                .hint("store the source so that one shard holds each "
-                      "reshaped block run, or reshape after the resharding");
+    Permutation p = plan::composedPermutation(*steps, wanted.rank());
+    Binding binding{
+        entry,           *tensor,    wanted, target, destinationTensor,
+        destinationRank, *transform, p};
+    if (!plan::keepsBoxes(*steps)) {
+      bindReshaped(binding, groups);
+      return;
+    }
+    for (const ReplicaGroup &group : groups)
+      if (overlapVolume(group.box, wanted) > 0)
+        bindRuns(binding, group);
+  }
+
+  /// What bindEntry binds: `wanted` of source key `tensor` fills `target`.
+  struct Binding {
+    const MappingEntry &entry;
+    TensorRef tensor;
+    const Box &wanted;
+    const Box &target;
+    uint32_t destinationTensor;
+    uint32_t destinationRank;
+    uint32_t transform;
+    Permutation permutation; ///< target axis i shows source axis p[i]
+  };
+
+  /// The elements two boxes of one rank share (intersect() without
+  /// building the box: this runs for every group of every source region).
+  static int64_t overlapVolume(const Box &a, const Box &b) {
+    int64_t volume = 1;
+    for (size_t i = 0; i < a.rank(); ++i)
+      volume *=
+          std::max<int64_t>(0, std::min(a.dim(i).end, b.dim(i).end) -
+                                   std::max(a.dim(i).begin, b.dim(i).begin));
+    return volume;
+  }
+
+  /// The elements of `wanted` that `segment` holds.
+  static int64_t storedVolume(const ReplicaGroup &group,
+                              const ReplicaSegment &segment,
+                              const Box &wanted) {
+    int64_t volume = 0;
+    group.forEachPiece(segment, [&](const Box &box, int64_t) {
+      volume += overlapVolume(box, wanted);
+    });
+    return volume;
+  }
+
+  /// Binds the part of `wanted` in `group`: a replica for every box of
+  /// every segment (bytes counted as it is chosen, so boxes spread over
+  /// replicas), and the boxes read from one replica one after the other
+  /// joined into a run. A run inside one segment keeps its boxes; one across
+  /// segments (a replica stored whole beside split ones) is cut afresh, so
+  /// that a whole replica serves its whole part in one transfer.
+  void bindRuns(const Binding &b, const ReplicaGroup &group) {
+    const ShardMetadata &source = *state_.source.metadata();
+    const int64_t elementSize = dtypeSize(b.tensor.dtype());
+    struct Run {
+      ShardId replica;
+      const ReplicaSegment *segment; ///< the first; null: several
+      int64_t begin, end;            ///< flat, in the group's box
+      std::vector<Box> parts;        ///< of `wanted`, while in one segment
+    };
+    std::optional<Run> run;
+    auto flush = [&] {
+      if (!run)
+        return;
+      if (run->segment) {
+        for (const Box &part : run->parts)
+          addTransfer(b, part, run->replica);
+      } else {
+        for (const FlatPiece &piece :
+             flatRangeToBoxes(group.box, run->begin, run->end))
+          if (std::optional<Box> part = intersect(piece.box, b.wanted))
+            addTransfer(b, *part, run->replica);
+      }
+      run.reset();
+    };
+    for (const ReplicaSegment &segment : group.segments)
+      group.forEachPiece(segment, [&](const Box &box, int64_t begin) {
+        std::optional<Box> part = intersect(box, b.wanted);
+        if (!part)
+          return;
+        ShardId chosen = chooseReplica(segment, b.destinationRank);
+        ShardRef shard = source.shard(chosen);
+        int64_t bytes = part->volume() * elementSize;
+        readBytes_[shard.rank()] += bytes;
+        fileReadBytes_[shard.fileId()] += bytes;
+        int64_t end = begin + box.volume();
+        // A replica's range is contiguous, so it stores everything between
+        // two boxes it serves; boxes between them hold nothing of `wanted`.
+        if (run && run->replica == chosen) {
+          run->end = end;
+          if (run->segment != &segment)
+            run->segment = nullptr;
+          else
+            run->parts.push_back(std::move(*part));
           return;
         }
-        // Target axis i shows source axis p[i].
-        llvm::SmallVector<Interval, 4> dims;
-        for (size_t i = 0; i < target.rank(); ++i) {
-          const Interval &s = part->dim(p[i]);
-          int64_t begin =
-              target.dim(i).begin + (s.begin - wanted.dim(p[i]).begin);
-          dims.push_back({begin, begin + s.size()});
-        }
-        destinationRegion = Box(dims);
-      }
-      ShardId replica = chooseReplica(piece, destinationRank);
-      uint32_t sourceRank = source.shard(replica).rank();
-      int64_t bytes =
-          part->volume() * static_cast<int64_t>(dtypeSize(tensor->dtype()));
-      readBytes_[sourceRank] += bytes;
-      fileReadBytes_[source.shard(replica).fileId()] += bytes;
-      state_.transfers.push_back(Transfer{planSourceTensor(replica), *part,
-                                          destinationTensor, destinationRegion,
-                                          sourceRank, destinationRank,
-                                          *transform});
+        flush();
+        run = Run{chosen, &segment, begin, end, {std::move(*part)}};
+      });
+    flush();
+  }
+
+  /// A reshape maps whole blocks of rows, so `wanted` must come whole from
+  /// one replica: the segments that hold it must be of one group and have a
+  /// replica in common.
+  void bindReshaped(const Binding &b, const std::vector<ReplicaGroup> &groups) {
+    std::vector<const ReplicaSegment *> segments;
+    size_t holders = 0; // groups that store some of `wanted`
+    for (const ReplicaGroup &group : groups) {
+      if (overlapVolume(group.box, b.wanted) == 0)
+        continue;
+      size_t before = segments.size();
+      for (const ReplicaSegment &segment : group.segments)
+        if (storedVolume(group, segment, b.wanted) > 0)
+          segments.push_back(&segment);
+      holders += segments.size() > before;
     }
+    std::vector<ShardId> common;
+    if (holders == 1) {
+      common.assign(segments[0]->replicas.begin(), segments[0]->replicas.end());
+      for (const ReplicaSegment *segment : segments) {
+        std::vector<ShardId> both;
+        std::set_intersection(
+            common.begin(), common.end(), segment->replicas.begin(),
+            segment->replicas.end(), std::back_inserter(both));
+        common = std::move(both);
+      }
+    }
+    if (common.empty()) {
+      if (budget_.allow())
+        state_.diags
+            .error(SourceLocation{},
+                   "'" + b.entry.target.key + b.target.toString() +
+                       "' comes from " + b.entry.source.key +
+                       b.wanted.toString() +
+                       ", which several stored shards hold, through a "
+                       "reshape; splitting a reshaped region is not supported")
+            .hint("store the source so that one shard holds each reshaped "
+                  "block run, or reshape after the resharding");
+      return;
+    }
+    // As chooseReplica(segment): a rank that holds two copies keeps reading
+    // from the one it chose first.
+    ShardId replica = chooseReplica(common, b.destinationRank);
+    ShardRef shard = state_.source.metadata()->shard(replica);
+    for (const ReplicaSegment *segment : segments) {
+      auto chosen = chosenOnRank_.find(std::make_pair(segment, shard.rank()));
+      if (chosen != chosenOnRank_.end() &&
+          std::binary_search(common.begin(), common.end(), chosen->second)) {
+        replica = chosen->second;
+        shard = state_.source.metadata()->shard(replica);
+        break;
+      }
+    }
+    for (const ReplicaSegment *segment : segments)
+      if (segment->rankHoldsTwo)
+        chosenOnRank_.emplace(std::make_pair(segment, shard.rank()), replica);
+    int64_t bytes =
+        b.wanted.volume() * static_cast<int64_t>(dtypeSize(b.tensor.dtype()));
+    readBytes_[shard.rank()] += bytes;
+    fileReadBytes_[shard.fileId()] += bytes;
+    addTransfer(b, b.wanted, replica);
+  }
+
+  /// A transfer of `part` (of `wanted`) from `replica` into its place in
+  /// `target`.
+  void addTransfer(const Binding &b, const Box &part, ShardId replica) {
+    Box destinationRegion = b.target;
+    if (part != b.wanted) {
+      llvm::SmallVector<Interval, 4> dims;
+      for (size_t i = 0; i < b.target.rank(); ++i) {
+        const Interval &s = part.dim(b.permutation[i]);
+        int64_t begin = b.target.dim(i).begin +
+                        (s.begin - b.wanted.dim(b.permutation[i]).begin);
+        dims.push_back({begin, begin + s.size()});
+      }
+      destinationRegion = Box(dims);
+    }
+    uint32_t sourceRank = state_.source.metadata()->shard(replica).rank();
+    state_.transfers.push_back(Transfer{
+        planSourceTensor(replica), part, b.destinationTensor, destinationRegion,
+        sourceRank, b.destinationRank, b.transform});
   }
 
   CompilationState &state_;
@@ -454,7 +598,10 @@ private:
   ErrorBudget budget_;
   std::vector<int64_t> readBytes_;
   std::vector<int64_t> fileReadBytes_; ///< by source metadata file id
-  std::unordered_map<TensorId, std::vector<SourcePiece>> sourcePieces_;
+  std::unordered_map<TensorId, std::vector<ReplicaGroup>> sourceReplicas_;
+  /// (segment, rank) -> the replica that rank reads it from, for segments
+  /// with two replicas on one rank.
+  std::map<std::pair<const ReplicaSegment *, uint32_t>, ShardId> chosenOnRank_;
   std::unordered_map<ShardId, uint32_t> sourceTensorIds_;
   /// Keyed by the metadata's interned file names.
   std::unordered_map<std::string_view, uint32_t> sourceFileIds_,

@@ -6,9 +6,15 @@
 //    destination's first axis (unless its transform reshapes);
 //  - adjacent transfers between the same tensors with the same transform are
 //    coalesced;
+//  - transfers whose source regions on one rank overlap without being equal
+//    are cut at each other's boundaries, rows first (SplitOverlappingReads.h),
+//    so any two regions a rank reads from one source tensor are equal or
+//    disjoint;
 //  - transfers reading the same source region from the same rank share one
-//    read (never one source byte twice on one rank), and one message carries
-//    it to each destination rank;
+//    read, and one message carries it to each destination rank. Together:
+//    a rank reads every source byte it needs once, except where a transfer
+//    that reshapes (which cannot be cut) overlaps another transfer's region
+//    without being equal to it: their common bytes are read twice;
 //  - reads are packed into rounds in order; a round closes when a rank's
 //    buffers would pass the budget (a single read larger than the budget gets
 //    a round of its own, and the summary shows it);
@@ -19,6 +25,8 @@
 #include "aoa/passes/Passes.h"
 
 #include "aoa/passes/CompilationState.h"
+
+#include "SplitOverlappingReads.h"
 
 #include <algorithm>
 #include <iterator>
@@ -40,8 +48,11 @@ public:
       : state_(state), plan_(state.plan) {}
 
   void run() {
-    // Coalesce first: cut pieces must stay cut.
-    std::vector<Transfer> transfers = cutLarge(coalesce(state_.transfers));
+    // Coalesce first: cut pieces must stay cut. Split overlapping reads
+    // last: cutLarge can make them (equal regions cut along different
+    // destination axes).
+    std::vector<Transfer> transfers = splitOverlappingReads(
+        cutLarge(coalesce(state_.transfers)), state_.transforms);
     groupReads(transfers);
     assignRounds(transfers);
     emit(transfers);
