@@ -26,7 +26,6 @@
 //  - no copy casts more than once (no statement here does).
 // Error cases: holes in the source, overlapping non-replica source shards,
 // one file on two ranks. The checker is itself tested on corrupted plans.
-// Tests named *_KnownBug are skipped reproducers of compiler bugs.
 //
 //===----------------------------------------------------------------------===//
 #include "BruteForce.h"
@@ -1762,7 +1761,7 @@ TEST(PlanResolution, CheckerCatchesPolicyViolations) {
 }
 
 //===----------------------------------------------------------------------===//
-// Known bugs (skipped; see the comments)
+// Regression tests of former bugs
 //===----------------------------------------------------------------------===//
 
 // Regression test (was a known bug).
