@@ -13,7 +13,7 @@ import os
 HIDDEN, INTERMEDIATE = 4096, 11008
 
 
-def spec(layers, tp, transposed_down):
+def spec(layers, tp, transposed_down, o_proj_dtype="bfloat16"):
     tensors = {}
     for layer in range(layers):
         p = "model.layers.%d." % layer
@@ -29,7 +29,8 @@ def spec(layers, tp, transposed_down):
         "format": "aoa-layout", "version": 1,
         "mesh": {"shape": [tp], "dim_names": ["mp"]},
         "file_pattern": "model_tp%d_rank{rank:02d}.safetensors" % tp,
-        "tensors": {k: {"dtype": "bfloat16" if len(s) == 2 else "float32",
+        "tensors": {k: {"dtype": (o_proj_dtype if "o_proj" in k else "bfloat16")
+                                 if len(s) == 2 else "float32",
                         "global_shape": s, "dims_mapping": m}
                     for k, (s, m) in tensors.items()},
     }
@@ -42,13 +43,17 @@ def main():
     parser.add_argument("--tp", type=int, action="append", default=[])
     parser.add_argument("--transposed-down", action="store_true",
                         help="name the down projection down_proj_t, stored transposed")
+    parser.add_argument("--o-proj-dtype", default="bfloat16",
+                        help="the attention output projections' dtype (the transform "
+                             "benchmark's destination casts them to float16)")
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
     suffix = "_t" if args.transposed_down else ""
     for tp in args.tp or [2, 4]:
         path = os.path.join(args.out_dir, "llama_tp%d%s.spec.json" % (tp, suffix))
         with open(path, "w") as f:
-            json.dump(spec(args.layers, tp, args.transposed_down), f, indent=1)
+            json.dump(spec(args.layers, tp, args.transposed_down, args.o_proj_dtype),
+                      f, indent=1)
 
 
 if __name__ == "__main__":

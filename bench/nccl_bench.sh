@@ -25,15 +25,8 @@ mkdir -p "$out_dir"
 
 echo "== layouts, plan and source checkpoint ($layers layers, one rank)"
 python3 "$here/gen_llama_layouts.py" "$out_dir" --layers "$layers" --tp 1
-python3 "$here/gen_llama_layouts.py" "$out_dir" --layers "$layers" --tp 1 --transposed-down
-python3 - "$out_dir/llama_tp1_t.spec.json" <<'PY'
-import json, sys
-spec = json.load(open(sys.argv[1]))
-for key, tensor in spec["tensors"].items():
-    if "o_proj" in key:
-        tensor["dtype"] = "float16"
-json.dump(spec, open(sys.argv[1], "w"), indent=1)
-PY
+python3 "$here/gen_llama_layouts.py" "$out_dir" --layers "$layers" --tp 1 --transposed-down \
+  --o-proj-dtype float16
 for layout in llama_tp1 llama_tp1_t; do
   "$bin/aoa-layout" "$out_dir/$layout.spec.json" -o "$out_dir/$layout.json"
 done

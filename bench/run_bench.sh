@@ -23,16 +23,8 @@ df -h "$out_dir" | tail -1
 
 echo "== layouts and plans ($layers layers)"
 python3 "$here/gen_llama_layouts.py" "$out_dir" --layers "$layers"
-python3 "$here/gen_llama_layouts.py" "$out_dir" --layers "$layers" --tp 4 --transposed-down
-# The transform destination stores o_proj as float16.
-python3 - "$out_dir/llama_tp4_t.spec.json" <<'PY'
-import json, sys
-spec = json.load(open(sys.argv[1]))
-for key, tensor in spec["tensors"].items():
-    if "o_proj" in key:
-        tensor["dtype"] = "float16"
-json.dump(spec, open(sys.argv[1], "w"), indent=1)
-PY
+python3 "$here/gen_llama_layouts.py" "$out_dir" --layers "$layers" --tp 4 --transposed-down \
+  --o-proj-dtype float16 # the transform destination
 for layout in llama_tp2 llama_tp4 llama_tp4_t; do
   "$bin/aoa-layout" "$out_dir/$layout.spec.json" -o "$out_dir/$layout.json"
 done
