@@ -11,8 +11,10 @@
 //   column half         bf16 -> bf16, columns [0, N/2) of every row (a
 //                       tensor-parallel split: the kernel moving 16-byte words)
 //   cast                bf16 -> f32 and f32 -> bf16
-//   transpose           "[1, 0]" of bf16 (tiled through shared memory)
-//   transpose + cast    "[1, 0]" with bf16 -> f32, fused into one kernel
+//   transpose           "[1, 0]" of bf16 and of f32 (tiled through shared
+//                       memory)
+//   transpose + cast    "[1, 0]" with bf16 -> f32 and f32 -> bf16, fused into
+//                       one kernel
 //
 // Each repetition queues L launches on one stream and waits for them; the
 // time per launch is the wall time over L. Bandwidth counts the bytes read
@@ -137,7 +139,9 @@ int main(int argc, char **argv) {
       {"cast bf16 -> f32", DType::BF16, DType::F32, false, false},
       {"cast f32 -> bf16", DType::F32, DType::BF16, false, false},
       {"transpose [1, 0] bf16", DType::BF16, DType::BF16, true, false},
+      {"transpose [1, 0] f32", DType::F32, DType::F32, true, false},
       {"transpose + cast bf16->f32", DType::BF16, DType::F32, true, false},
+      {"transpose + cast f32->bf16", DType::F32, DType::BF16, true, false},
   };
   for (const Case &c : cases) {
     int64_t columns = c.columnHalf ? n / 2 : n;

@@ -105,7 +105,7 @@ void runElementwiseOnHost(const ElementwiseShape<Index> &shape) {
 /// The transpose kernel's tiles, one after another; for each, all threads
 /// load (phase 1) before any stores (phase 2), as the kernel's barrier
 /// makes them.
-template <typename Op, bool Aligned>
+template <typename Op, bool Aligned, bool Pairs>
 void runTransposeOnHost(const TransposeShape &shape) {
   TransposeTile<typename Op::Dst> tile[kTransposeTile];
   for (int64_t batch = 0; batch < shape.batches; ++batch)
@@ -113,12 +113,12 @@ void runTransposeOnHost(const TransposeShape &shape) {
       for (int64_t columnTile = 0; columnTile < shape.columnTiles;
            ++columnTile) {
         TileOrigin origin = tileOrigin(shape, batch, rowTile, columnTile);
-        for (unsigned y = 0; y < kTransposeTileRows; ++y)
-          for (unsigned x = 0; x < kTransposeTile; ++x)
-            loadTransposeTile<Op, Aligned>(shape, origin, x, y, tile);
-        for (unsigned y = 0; y < kTransposeTileRows; ++y)
-          for (unsigned x = 0; x < kTransposeTile; ++x)
-            storeTransposeTile<Op, Aligned>(shape, origin, x, y, tile);
+        for (unsigned y = 0; y < kTransposeBlockRows; ++y)
+          for (unsigned x = 0; x < kTransposeBlockWidth; ++x)
+            loadTransposeTile<Op, Aligned, Pairs>(shape, origin, x, y, tile);
+        for (unsigned y = 0; y < kTransposeBlockRows; ++y)
+          for (unsigned x = 0; x < kTransposeBlockWidth; ++x)
+            storeTransposeTile<Op, Aligned, Pairs>(shape, origin, x, y, tile);
       }
 }
 
@@ -133,7 +133,9 @@ void runLaunchOnHost(const StridedCopyLaunch &launch) {
   case StridedCopyPath::Elementwise64:
     return runElementwiseOnHost<Op, Aligned>(launch.elementwise64);
   case StridedCopyPath::Transpose:
-    return runTransposeOnHost<Op, Aligned>(launch.transpose);
+    if (launch.transposeInPairs)
+      return runTransposeOnHost<Op, Aligned, true>(launch.transpose);
+    return runTransposeOnHost<Op, Aligned, false>(launch.transpose);
   }
 }
 

@@ -94,6 +94,51 @@ private:
   }
 };
 
+/// How many elements of a cast from `From` to `To` one vector holds: as
+/// many as fit 16 bytes on the narrower side (one 16-byte access there, two
+/// or four on the wider side), so that each thread has many bytes in flight.
+template <DType From, DType To>
+constexpr unsigned
+    kCastLanes = 16 /
+                 unsigned(sizeof(typename FloatElementStorage<From>::type) <
+                                  sizeof(typename FloatElementStorage<To>::type)
+                              ? sizeof(typename FloatElementStorage<From>::type)
+                              : sizeof(typename FloatElementStorage<To>::type));
+
+/// `Lanes` consecutive elements held as one vector, aligned to its size up
+/// to 16 bytes (the widest GPU access; a 32- or 64-byte vector is several).
+template <typename T, unsigned Lanes>
+struct alignas(sizeof(T) * Lanes < 16 ? sizeof(T) * Lanes : 16) LaneVector {
+  T lane[Lanes];
+};
+
+/// A cast of `Lanes` consecutive elements at once: a contiguous run is
+/// loaded and stored as whole vectors rather than as 2- or 4-byte elements
+/// (a bf16 -> f32 cast ran at 0.81 of a memcpy's bandwidth element by
+/// element on an H200, f32 -> bf16 at 0.69; bench/RESULTS.md). Each lane
+/// is converted by CastElement, so the bits are those of the element path.
+template <DType From, DType To> struct CastLanes {
+  static constexpr unsigned kLanes = kCastLanes<From, To>;
+  using Element = CastElement<From, To>;
+  using Src = LaneVector<typename Element::Src, kLanes>;
+  using Dst = LaneVector<typename Element::Dst, kLanes>;
+
+  AOA_HOST_DEVICE static Dst convert(const Src &value) {
+    Dst result;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (unsigned i = 0; i < kLanes; ++i)
+      result.lane[i] = Element::convert(value.lane[i]);
+    return result;
+  }
+};
+
+/// Whether an element operation moves vectors of cast elements.
+template <typename Op> struct IsCastLanes : std::false_type {};
+template <DType From, DType To>
+struct IsCastLanes<CastLanes<From, To>> : std::true_type {};
+
 /// Loads and stores of one element. On the host they are memcpy (plain
 /// moves, whatever the alignment). On the GPU an aligned element is one
 /// typed access, and a misaligned one (a buffer at an odd offset inside a
@@ -151,11 +196,13 @@ template <typename Body> bool withFloatElementDType(DType dtype, Body &&body) {
 
 /// Calls `body(Op())` with the element operation of a strided copy: a copy
 /// of `copyWordBytes`-byte words when `isCopy` (1, 2, 4, 8 or 16), else the
-/// cast from `from` to `to` (two different floating dtypes). False, and no
-/// call, for anything else.
+/// cast from `from` to `to` (two different floating dtypes), element by
+/// element or, with `castInLanes`, kCastLanes<from, to> elements at a time.
+/// False, and no call, for anything else.
 template <typename Body>
-bool withStridedCopyElement(bool isCopy, unsigned copyWordBytes, DType from,
-                            DType to, Body &&body) {
+bool withStridedCopyElement(bool isCopy, unsigned copyWordBytes,
+                            bool castInLanes, DType from, DType to,
+                            Body &&body) {
   if (isCopy) {
     switch (copyWordBytes) {
     case 1:
@@ -183,7 +230,10 @@ bool withStridedCopyElement(bool isCopy, unsigned copyWordBytes, DType from,
       constexpr DType fromValue = decltype(fromTag)::value;
       constexpr DType toValue = decltype(toTag)::value;
       if constexpr (fromValue != toValue) {
-        body(CastElement<fromValue, toValue>());
+        if (castInLanes)
+          body(CastLanes<fromValue, toValue>());
+        else
+          body(CastElement<fromValue, toValue>());
         called = true;
       }
     });

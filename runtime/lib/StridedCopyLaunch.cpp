@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "StridedCopyLaunch.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace aoa::runtime {
@@ -78,6 +79,40 @@ void widenCopyWords(StridedCopyLaunch &launch, LaunchDim *dims, int rank) {
   }
 }
 
+/// Moves a cast whose innermost dimension is contiguous on both sides as
+/// vectors of kCastLanes elements (CastLanes) when every vector of both
+/// sides is aligned (to its size, at most 16 bytes): the innermost extent and
+/// every outer stride are multiples of the lanes, and both base pointers are
+/// aligned. Returns the elements a vector holds (1 when the cast stays element
+/// by element).
+uint64_t castInLanes(StridedCopyLaunch &launch, LaunchDim *dims, int rank) {
+  LaunchDim &inner = dims[rank - 1];
+  if (inner.sourceStride != 1 || inner.destinationStride != 1)
+    return 1;
+  uint64_t fromBytes = dtypeSize(launch.from), toBytes = dtypeSize(launch.to);
+  // kCastLanes<from, to>: 16 bytes on the narrower side.
+  int64_t lanes = int64_t(16 / std::min(fromBytes, toBytes));
+  // LaneVector's alignment: the vector's size, at most 16 bytes.
+  auto vectorAlignment = [&](uint64_t bytes) {
+    return std::min<uint64_t>(uint64_t(lanes) * bytes, 16);
+  };
+  bool fits = inner.extent % lanes == 0 &&
+              isAligned(launch.source, vectorAlignment(fromBytes)) &&
+              isAligned(launch.destination, vectorAlignment(toBytes));
+  for (int i = 0; fits && i + 1 < rank; ++i)
+    fits = dims[i].sourceStride % lanes == 0 &&
+           dims[i].destinationStride % lanes == 0;
+  if (!fits)
+    return 1;
+  inner.extent /= lanes;
+  for (int i = 0; i + 1 < rank; ++i) {
+    dims[i].sourceStride /= lanes;
+    dims[i].destinationStride /= lanes;
+  }
+  launch.castInLanes = true;
+  return uint64_t(lanes);
+}
+
 template <typename Index>
 ElementwiseShape<Index> makeElementwiseShape(const StridedCopyLaunch &launch,
                                              const LaunchDim *dims, int rank,
@@ -139,6 +174,24 @@ TransposeShape makeTransposeShape(const StridedCopyLaunch &launch,
   return shape;
 }
 
+/// Whether a transpose can move two rows (as one load) and two columns (as
+/// one store) at a time: both extents even, so that no pair straddles a
+/// tile's edge; every stride of the tiles' pairs even; both tensors aligned
+/// to pairs (and elements: `aligned`).
+bool canTransposeInPairs(const StridedCopyLaunch &launch,
+                         const TransposeShape &shape) {
+  auto even = [](int64_t value) { return value % 2 == 0; };
+  bool pairs = launch.aligned && even(shape.rows) && even(shape.columns) &&
+               even(shape.columnSourceStride) &&
+               even(shape.rowDestinationStride) &&
+               isAligned(launch.source, 2 * dtypeSize(launch.from)) &&
+               isAligned(launch.destination, 2 * dtypeSize(launch.to));
+  for (int i = 0; pairs && i < shape.batchRank; ++i)
+    pairs = even(shape.batchSourceStrides[i]) &&
+            even(shape.batchDestinationStrides[i]);
+  return pairs;
+}
+
 } // namespace
 
 Expected<StridedCopyLaunch> planStridedCopyLaunch(const StridedCopy &copy) {
@@ -173,9 +226,13 @@ Expected<StridedCopyLaunch> planStridedCopyLaunch(const StridedCopy &copy) {
                      isAligned(launch.destination, dtypeSize(copy.to));
   }
 
-  if (int rowDim = transposeRowDim(dims, rank); rowDim >= 0) {
+  int rowDim = transposeRowDim(dims, rank);
+  if (rowDim < 0 && !launch.isCopy && launch.aligned)
+    count /= castInLanes(launch, dims, rank);
+  if (rowDim >= 0) {
     launch.path = StridedCopyPath::Transpose;
     launch.transpose = makeTransposeShape(launch, dims, rank, rowDim);
+    launch.transposeInPairs = canTransposeInPairs(launch, launch.transpose);
   } else if (count < kNarrowIndexLimit) {
     launch.path = StridedCopyPath::Elementwise32;
     launch.elementwise32 =

@@ -7,7 +7,7 @@
 //  - Contiguous: a same-dtype copy of one contiguous run, as a memcpy
 //    (cudaMemcpyAsync on the GPU).
 //  - Transpose: the destination's innermost dimension is strided in the
-//    source while another dimension is contiguous there. 32x32 tiles are
+//    source while another dimension is contiguous there. 64x64 tiles are
 //    staged in shared memory, read along one axis and written along the
 //    other, so both sides are coalesced (and, as on the CPU, cache-friendly).
 //  - Elementwise: anything else. Elements are taken in row-major order of
@@ -16,7 +16,9 @@
 //    division by the extents: by multiply and shift with precomputed
 //    constants when the copy has fewer than 2^31 elements, by plain 64-bit
 //    division beyond. A same-dtype copy with a contiguous innermost run moves
-//    words of up to 16 bytes where the alignment allows.
+//    words of up to 16 bytes where the alignment allows; a cast with one
+//    moves vectors of consecutive elements (CastLanes: 16 bytes on the
+//    narrower side), converted lane by lane.
 //
 // The bodies below are written for one thread of one block, with the block
 // and thread indices as arguments, so the host runs the very same code by
@@ -34,6 +36,7 @@
 #include "aoa/runtime/StridedCopy.h"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace aoa::runtime {
 
@@ -42,11 +45,18 @@ namespace aoa::runtime {
 constexpr unsigned kElementwiseThreads = 256;
 constexpr unsigned kElementsPerThread = 4;
 /// Transpose tiles are kTransposeTile x kTransposeTile elements, moved by a
-/// block of kTransposeTile x kTransposeTileRows threads (each thread moves
-/// kTransposeTile / kTransposeTileRows elements of a tile).
-constexpr unsigned kTransposeTile = 32;
-constexpr unsigned kTransposeTileRows = 8;
-constexpr unsigned kTransposeThreads = kTransposeTile * kTransposeTileRows;
+/// block of kTransposeBlockWidth x kTransposeBlockRows threads: each thread
+/// moves kTransposeLanes x kTransposeSteps (16) elements of a tile and loads
+/// all of them before it stores any. A transpose is bound by the bytes in
+/// flight: 32 x 32 tiles with 4 elements a thread ran at 0.25 (bf16) to 0.45
+/// (f32) of a memcpy's bandwidth on an H200 (bench/RESULTS.md).
+constexpr unsigned kTransposeTile = 64;
+constexpr unsigned kTransposeBlockWidth = 32;
+constexpr unsigned kTransposeBlockRows = 8;
+constexpr unsigned kTransposeThreads =
+    kTransposeBlockWidth * kTransposeBlockRows;
+constexpr unsigned kTransposeLanes = kTransposeTile / kTransposeBlockWidth;
+constexpr unsigned kTransposeSteps = kTransposeTile / kTransposeBlockRows;
 /// Below this extent on either side a tile would be mostly idle threads;
 /// such copies run elementwise.
 constexpr int64_t kTransposeMinExtent = 16;
@@ -149,6 +159,12 @@ struct StridedCopyLaunch {
   StridedCopyPath path = StridedCopyPath::Empty;
   bool isCopy = true;
   unsigned copyWordBytes = 1;
+  /// A cast moved as vectors of kCastLanes<from, to> elements.
+  bool castInLanes = false;
+  /// A transpose whose rows and columns are moved two at a time (rows,
+  /// columns and every stride but the contiguous ones even; both tensors
+  /// aligned to two elements).
+  bool transposeInPairs = false;
   DType from = DType::F32, to = DType::F32;
   bool aligned = true;
   /// Contiguous: the bytes to copy from source to destination.
@@ -167,7 +183,7 @@ Expected<StridedCopyLaunch> planStridedCopyLaunch(const StridedCopy &copy);
 template <typename Body>
 bool withLaunchElement(const StridedCopyLaunch &launch, Body &&body) {
   return withStridedCopyElement(launch.isCopy, launch.copyWordBytes,
-                                launch.from, launch.to,
+                                launch.castInLanes, launch.from, launch.to,
                                 static_cast<Body &&>(body));
 }
 
@@ -251,57 +267,114 @@ AOA_HOST_DEVICE inline TileOrigin tileOrigin(const TransposeShape &shape,
   return origin;
 }
 
-/// A tile as it sits in shared memory: tile[column][row], converted; the
-/// padding column keeps both phases free of bank conflicts.
-template <typename Dst> using TransposeTile = Dst[kTransposeTile + 1];
+/// A tile as it sits in shared memory: tile[column][row], converted. Rows
+/// are padded to an odd number of 4-byte words (one element for 4- and
+/// 8-byte types, more for narrower ones), so that a warp reading down a
+/// column of the tile meets no bank conflicts.
+template <typename Dst>
+constexpr unsigned kTransposeTilePadding = sizeof(Dst) >= 4
+                                               ? 1
+                                               : unsigned(4 / sizeof(Dst));
+template <typename Dst>
+using TransposeTile = Dst[kTransposeTile + kTransposeTilePadding<Dst>];
 
 /// Phase 1 of a tile, for thread (x, y): consecutive x read consecutive
-/// rows (contiguous in the source).
-template <typename Op, bool Aligned>
+/// rows (contiguous in the source), all of the thread's elements loaded
+/// before any is converted into the tile. Element by element, the thread's
+/// rows are x and x + kTransposeBlockWidth; in pairs (`Pairs`: rows and
+/// strides even, both tensors aligned to pairs, see
+/// StridedCopyLaunch::transposeInPairs), rows 2x and 2x + 1 come as one
+/// load, so a warp reads twice the bytes per instruction. The columns are
+/// y, y + kTransposeBlockRows, ...
+template <typename Op, bool Aligned, bool Pairs = false>
 AOA_HOST_DEVICE inline void
 loadTransposeTile(const TransposeShape &shape, const TileOrigin &origin,
                   unsigned x, unsigned y,
                   TransposeTile<typename Op::Dst> *tile) {
   using Src = typename Op::Src;
-  if (origin.row + x >= shape.rows)
-    return;
-  const unsigned char *rowStart =
-      shape.source + (origin.source + int64_t(x) * shape.rowSourceStride) *
-                         int64_t(sizeof(Src));
+  static_assert(kTransposeLanes == 2, "a pair is one thread's rows");
+  using Loaded = std::conditional_t<Pairs, LaneVector<Src, 2>, Src>;
+  constexpr unsigned kLoads = Pairs ? 1 : kTransposeLanes;
+  auto rowOf = [x](unsigned lane) {
+    return Pairs ? 2 * x + lane : x + lane * kTransposeBlockWidth;
+  };
+  Loaded values[kTransposeSteps][kLoads] = {};
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-  for (unsigned c = y; c < kTransposeTile; c += kTransposeTileRows) {
-    if (origin.column + c < shape.columns)
-      tile[c][x] = Op::convert(loadStridedElement<Src, Aligned>(
-          rowStart +
-          int64_t(c) * shape.columnSourceStride * int64_t(sizeof(Src))));
+  for (unsigned step = 0; step < kTransposeSteps; ++step) {
+    unsigned c = y + step * kTransposeBlockRows;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (unsigned load = 0; load < kLoads; ++load) {
+      unsigned r = rowOf(load);
+      if (origin.row + r < shape.rows && origin.column + c < shape.columns)
+        values[step][load] = loadStridedElement<Loaded, Aligned>(
+            shape.source + (origin.source + int64_t(r) * shape.rowSourceStride +
+                            int64_t(c) * shape.columnSourceStride) *
+                               int64_t(sizeof(Src)));
+    }
+  }
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (unsigned step = 0; step < kTransposeSteps; ++step) {
+    unsigned c = y + step * kTransposeBlockRows;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (unsigned lane = 0; lane < kTransposeLanes; ++lane) {
+      unsigned r = rowOf(lane);
+      if (origin.row + r < shape.rows && origin.column + c < shape.columns) {
+        if constexpr (Pairs)
+          tile[c][r] = Op::convert(values[step][0].lane[lane]);
+        else
+          tile[c][r] = Op::convert(values[step][lane]);
+      }
+    }
   }
 }
 
 /// Phase 2 of a tile, for thread (x, y): consecutive x write consecutive
-/// columns (contiguous in the destination).
-template <typename Op, bool Aligned>
+/// columns (contiguous in the destination): columns x and
+/// x + kTransposeBlockWidth, or in pairs 2x and 2x + 1 as one store, of rows
+/// y, y + kTransposeBlockRows, ...
+template <typename Op, bool Aligned, bool Pairs = false>
 AOA_HOST_DEVICE inline void
 storeTransposeTile(const TransposeShape &shape, const TileOrigin &origin,
                    unsigned x, unsigned y,
                    const TransposeTile<typename Op::Dst> *tile) {
   using Dst = typename Op::Dst;
-  if (origin.column + x >= shape.columns)
-    return;
-  unsigned char *columnStart =
-      shape.destination +
-      (origin.destination + int64_t(x) * shape.columnDestinationStride) *
-          int64_t(sizeof(Dst));
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-  for (unsigned r = y; r < kTransposeTile; r += kTransposeTileRows) {
-    if (origin.row + r < shape.rows)
-      storeStridedElement<Dst, Aligned>(
-          columnStart +
-              int64_t(r) * shape.rowDestinationStride * int64_t(sizeof(Dst)),
-          tile[x][r]);
+  for (unsigned step = 0; step < kTransposeSteps; ++step) {
+    unsigned r = y + step * kTransposeBlockRows;
+    if constexpr (Pairs) {
+      unsigned c = 2 * x;
+      if (origin.row + r < shape.rows && origin.column + c < shape.columns)
+        storeStridedElement<LaneVector<Dst, 2>, Aligned>(
+            shape.destination + (origin.destination +
+                                 int64_t(c) * shape.columnDestinationStride +
+                                 int64_t(r) * shape.rowDestinationStride) *
+                                    int64_t(sizeof(Dst)),
+            LaneVector<Dst, 2>{{tile[c][r], tile[c + 1][r]}});
+    } else {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+      for (unsigned lane = 0; lane < kTransposeLanes; ++lane) {
+        unsigned c = x + lane * kTransposeBlockWidth;
+        if (origin.row + r < shape.rows && origin.column + c < shape.columns)
+          storeStridedElement<Dst, Aligned>(
+              shape.destination + (origin.destination +
+                                   int64_t(c) * shape.columnDestinationStride +
+                                   int64_t(r) * shape.rowDestinationStride) *
+                                      int64_t(sizeof(Dst)),
+              tile[c][r]);
+      }
+    }
   }
 }
 

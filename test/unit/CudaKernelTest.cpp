@@ -256,7 +256,10 @@ TEST_F(CudaKernel, TransposesWithPartialTilesAndBatches) {
         Case{{17, 3000}, {1, 0}}, Case{{3, 70, 45}, {0, 2, 1}},
         Case{{70, 3, 45}, {2, 1, 0}}, Case{{40, 3, 50}, {2, 1, 0}},
         Case{{2, 3, 37, 41}, {1, 0, 3, 2}}, Case{{2, 40, 3, 33}, {3, 2, 0, 1}},
-        Case{{5, 2, 3, 20, 18}, {4, 1, 0, 2, 3}}, Case{{1024, 1024}, {1, 0}}}) {
+        Case{{5, 2, 3, 20, 18}, {4, 1, 0, 2, 3}}, Case{{1024, 1024}, {1, 0}},
+        // Even extents and strides: rows and columns move in pairs.
+        Case{{100, 78}, {1, 0}}, Case{{130, 66}, {1, 0}},
+        Case{{4, 70, 46}, {0, 2, 1}}, Case{{2, 40, 4, 34}, {3, 2, 0, 1}}}) {
     std::optional<Permutation> p =
         Permutation::fromAxes(c.axes, c.shape.size());
     ASSERT_TRUE(p);

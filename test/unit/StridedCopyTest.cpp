@@ -16,6 +16,7 @@
 #include "aoa/runtime/FloatConversion.h"
 #include "aoa/runtime/RegionCopy.h"
 
+#include "../../runtime/lib/StridedCopyLaunch.h"
 #include "RandomGeometry.h"
 #include "SpecialValues.h"
 
@@ -218,6 +219,53 @@ TEST(StridedCopy, TransposesWithPartialTilesAndBatches) {
   }
 }
 
+TEST(StridedCopy, TransposesMoveInPairsWhereEvenAndAligned) {
+  // Even extents and strides, aligned tensors: rows and columns move two at
+  // a time (partial tiles and batches too); anything odd falls back to
+  // single elements. Either way the bytes are copyRegion's.
+  std::mt19937_64 rng(17);
+  struct Case {
+    std::vector<int64_t> shape;
+    std::vector<int64_t> axes;
+    size_t offset;
+    bool inPairs;
+  };
+  for (const Case &c :
+       {Case{{100, 78}, {1, 0}, 0, true}, Case{{64, 64}, {1, 0}, 0, true},
+        Case{{130, 66}, {1, 0}, 0, true}, Case{{4, 70, 46}, {0, 2, 1}, 0, true},
+        Case{{2, 40, 4, 34}, {3, 2, 0, 1}, 0, true},
+        Case{{100, 77}, {1, 0}, 0, false}, Case{{99, 78}, {1, 0}, 0, false},
+        Case{{4, 70, 45}, {0, 2, 1}, 0, false},
+        Case{{100, 78}, {1, 0}, 1, false}}) {
+    std::optional<Permutation> p =
+        Permutation::fromAxes(c.axes, c.shape.size());
+    ASSERT_TRUE(p);
+    for (auto [from, to] :
+         {std::pair{DType::BF16, DType::BF16},
+          std::pair{DType::F32, DType::F32}, std::pair{DType::U8, DType::U8},
+          std::pair{DType::F64, DType::F64}, std::pair{DType::BF16, DType::F32},
+          std::pair{DType::F32, DType::BF16},
+          std::pair{DType::F64, DType::F16}}) {
+      Buffer src(from, c.shape, c.offset * dtypeSize(from));
+      src.fillSpecial(rng);
+      Buffer dst(to, p->apply(c.shape));
+      Box whole = Box::fromShape(c.shape);
+      Box dstWhole = Box::fromShape(dst.shape);
+      Expected<StridedCopy> copy = describeRegionCopy(
+          src.view(), whole, dst.mutableView(), dstWhole, *p);
+      ASSERT_TRUE(copy);
+      Expected<StridedCopyLaunch> launch = planStridedCopyLaunch(*copy);
+      ASSERT_TRUE(launch);
+      std::string what = describe(src, whole, dst, dstWhole, *p);
+      EXPECT_EQ(launch->path, StridedCopyPath::Transpose) << what;
+      EXPECT_EQ(launch->transposeInPairs, c.inPairs) << what;
+      expectSameAsCopyRegion(src, whole, dst, dstWhole, *p);
+      if (HasFailure())
+        return;
+    }
+  }
+}
+
 TEST(StridedCopy, ContiguousRunsAndLargeExtents) {
   // Rows of every width and alignment (moved as 1- to 16-byte words), long
   // runs, and gathers whose extents need large divisors.
@@ -239,6 +287,59 @@ TEST(StridedCopy, ContiguousRunsAndLargeExtents) {
     auto [from, to] = randomDTypes(rng);
     randomCopy(rng, shape, from, to);
   }
+}
+
+TEST(StridedCopy, AlignedContiguousCastsMoveInLanes) {
+  // A cast whose innermost run is contiguous on both sides moves as vectors
+  // of 16 bytes on its narrower side (how the GPU reaches a memcpy's
+  // bandwidth), only where every vector is aligned; either way the bytes
+  // are copyRegion's.
+  std::mt19937_64 rng(13);
+  for (DType from : kFloating)
+    for (DType to : kFloating) {
+      if (from == to)
+        continue;
+      struct Case {
+        std::vector<int64_t> shape;
+        size_t srcOffset;
+        bool inLanes;
+      };
+      size_t lanes = 16 / std::min(dtypeSize(from), dtypeSize(to));
+      for (const Case &c :
+           {Case{{3, 64}, 0, true}, Case{{5, 16}, 0, true},
+            Case{{3, 63}, 0, false}, Case{{3, 64}, dtypeSize(from), false},
+            Case{{3, 64}, 1, false}}) {
+        Buffer src(from, c.shape, c.srcOffset);
+        src.fillSpecial(rng);
+        Buffer dst(to, c.shape);
+        Box whole = Box::fromShape(c.shape);
+        Expected<StridedCopy> copy =
+            describeRegionCopy(src.view(), whole, dst.mutableView(), whole,
+                               Permutation::identity(2));
+        ASSERT_TRUE(copy);
+        Expected<StridedCopyLaunch> launch = planStridedCopyLaunch(*copy);
+        ASSERT_TRUE(launch);
+        std::string what =
+            describe(src, whole, dst, whole, Permutation::identity(2));
+        EXPECT_EQ(launch->castInLanes, c.inLanes) << what;
+        if (c.inLanes) {
+          EXPECT_EQ(launch->elementwise32.count, src.elements() / lanes)
+              << what;
+        }
+        expectSameAsCopyRegion(src, whole, dst, whole,
+                               Permutation::identity(2));
+        // The last 2 * lanes columns of every row: strided rows, contiguous
+        // runs of whole vectors.
+        Box columns({0, c.shape[1] - int64_t(2 * lanes)},
+                    {c.shape[0], int64_t(2 * lanes)});
+        Buffer narrow(to, {c.shape[0], int64_t(2 * lanes)});
+        expectSameAsCopyRegion(src, columns, narrow,
+                               Box::fromShape(narrow.shape),
+                               Permutation::identity(2));
+        if (HasFailure())
+          return;
+      }
+    }
 }
 
 TEST(StridedCopy, DescriptorsMergeDimensions) {

@@ -35,8 +35,17 @@ __global__ void __launch_bounds__(kElementwiseThreads)
     copyElementGroup<Op, Aligned>(shape, first, step);
 }
 
-template <typename Op, bool Aligned>
-__global__ void __launch_bounds__(kTransposeThreads)
+/// Blocks of the transpose kernel that must fit one multiprocessor: more
+/// than the registers would otherwise allow for narrow elements, whose
+/// bytes in flight per thread are few (this caps registers per thread).
+template <typename Op>
+constexpr unsigned kTransposeMinBlocks = sizeof(typename Op::Src) <= 2 &&
+                                                 sizeof(typename Op::Dst) <= 4
+                                             ? 5
+                                             : 4;
+
+template <typename Op, bool Aligned, bool Pairs>
+__global__ void __launch_bounds__(kTransposeThreads, kTransposeMinBlocks<Op>)
     transposeKernel(const TransposeShape shape) {
   __shared__ TransposeTile<typename Op::Dst> tile[kTransposeTile];
   // Grid dimensions are capped (65535 for y and z); the loops cover the
@@ -48,11 +57,11 @@ __global__ void __launch_bounds__(kTransposeThreads)
       for (int64_t columnTile = blockIdx.x; columnTile < shape.columnTiles;
            columnTile += gridDim.x) {
         TileOrigin origin = tileOrigin(shape, batch, rowTile, columnTile);
-        loadTransposeTile<Op, Aligned>(shape, origin, threadIdx.x, threadIdx.y,
-                                       tile);
+        loadTransposeTile<Op, Aligned, Pairs>(shape, origin, threadIdx.x,
+                                              threadIdx.y, tile);
         __syncthreads();
-        storeTransposeTile<Op, Aligned>(shape, origin, threadIdx.x, threadIdx.y,
-                                        tile);
+        storeTransposeTile<Op, Aligned, Pairs>(shape, origin, threadIdx.x,
+                                               threadIdx.y, tile);
         // The next tile's loads must not overwrite what is still read.
         __syncthreads();
       }
@@ -88,11 +97,12 @@ Expected<unsigned> elementwiseBlocks(uint64_t count) {
 }
 
 /// Whether the operation's elements can be misaligned at all: bytes never
-/// are, and 16-byte words are only used where aligned.
+/// are, and 16-byte words and cast vectors are only used where aligned.
 template <typename Op>
 constexpr bool kMayBeMisaligned = (sizeof(typename Op::Src) > 1 ||
                                    sizeof(typename Op::Dst) > 1) &&
-                                  sizeof(typename Op::Src) < 16;
+                                  sizeof(typename Op::Src) < 16 &&
+                                  !IsCastLanes<Op>::value;
 
 /// Queues the kernel of `launch`'s path; false when the path has no kernel
 /// for this operation (planStridedCopyLaunch never asks for one).
@@ -109,15 +119,21 @@ bool launchKernel(const StridedCopyLaunch &launch, unsigned blocks,
         <<<blocks, kElementwiseThreads, 0, stream>>>(launch.elementwise64);
     return true;
   case StridedCopyPath::Transpose:
-    // Transposes never move widened words.
-    if constexpr (sizeof(typename Op::Src) <= 8) {
+    // Transposes never move widened words or cast vectors.
+    if constexpr (sizeof(typename Op::Src) <= 8 && !IsCastLanes<Op>::value) {
       const TransposeShape &shape = launch.transpose;
       dim3 grid(unsigned(std::min<int64_t>(shape.columnTiles, INT32_MAX)),
                 unsigned(std::min<int64_t>(shape.rowTiles, 65535)),
                 unsigned(std::min<int64_t>(shape.batches, 65535)));
-      transposeKernel<Op, Aligned>
-          <<<grid, dim3(kTransposeTile, kTransposeTileRows), 0, stream>>>(
-              shape);
+      dim3 block(kTransposeBlockWidth, kTransposeBlockRows);
+      // Pairs need aligned elements, which launchStridedCopyKernel gives.
+      if constexpr (Aligned) {
+        if (launch.transposeInPairs) {
+          transposeKernel<Op, true, true><<<grid, block, 0, stream>>>(shape);
+          return true;
+        }
+      }
+      transposeKernel<Op, Aligned, false><<<grid, block, 0, stream>>>(shape);
       return true;
     }
     return false;
