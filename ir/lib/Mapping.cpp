@@ -72,14 +72,15 @@ void MappingsJsonWriter::write(const TensorDesc &query,
     buffer_ += ", \"source\": ";
     appendTensorDescJson(buffer_, entry.source);
     buffer_ += ", \"postprocess\": ";
-    if (entry.postprocess.empty()) {
+    const std::vector<std::string> &postprocess = entry.postprocessAsWritten;
+    if (postprocess.empty()) {
       buffer_ += "null";
     } else {
       buffer_ += '[';
-      for (size_t p = 0; p < entry.postprocess.size(); ++p) {
+      for (size_t p = 0; p < postprocess.size(); ++p) {
         if (p)
           buffer_ += ", ";
-        appendJsonString(buffer_, entry.postprocess[p]);
+        appendJsonString(buffer_, postprocess[p]);
       }
       buffer_ += ']';
     }

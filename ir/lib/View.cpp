@@ -20,13 +20,16 @@ std::shared_ptr<const Transform> Transform::identity(size_t rank) {
 }
 
 std::shared_ptr<const Transform>
-Transform::withPermutation(const Permutation &p) const {
+Transform::withPermutation(const Permutation &p,
+                           std::string_view spelling) const {
   auto t = std::make_shared<Transform>(*this);
   if (reshape)
     t->after = after.then(p);
   else
     t->before = before.then(p);
   t->postprocess.push_back(p.toString());
+  t->postprocessAsWritten.push_back(spelling.empty() ? t->postprocess.back()
+                                                     : std::string(spelling));
   return t;
 }
 
@@ -34,6 +37,7 @@ std::shared_ptr<const Transform> Transform::withCast(DType dtype) const {
   auto t = std::make_shared<Transform>(*this);
   t->castTo = dtype;
   t->postprocess.push_back(std::string(dtypeName(dtype)));
+  t->postprocessAsWritten.push_back(t->postprocess.back());
   return t;
 }
 
@@ -41,6 +45,7 @@ std::shared_ptr<const Transform>
 Transform::withReshape(ReshapeMarker marker) const {
   auto t = std::make_shared<Transform>(*this);
   t->postprocess.push_back(marker.text());
+  t->postprocessAsWritten.push_back(t->postprocess.back());
   size_t rank = marker.flatten ? 2 : marker.canonical.size();
   t->after = Permutation::identity(rank);
   t->reshape = std::move(marker);

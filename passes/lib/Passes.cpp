@@ -29,6 +29,7 @@ void addPipeline(PassManager &pm, PipelineStage stage) {
     pm.add(createFindShardSourcesPass());
     return;
   }
+  pm.add(createDeriveDestinationPass());
   pm.add(createResolveShardSourcesPass());
   pm.add(createVerifyPass());
   pm.add(createSchedulePass());

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/passes/Passes.h"
 
+#include "aoa/ir/IntegerList.h"
 #include "aoa/ir/OptimizerState.h"
 #include "aoa/passes/CompilationState.h"
 
@@ -310,6 +311,13 @@ private:
                 "permute='[]' reverses all axes");
       return false;
     }
+    // The reference records a permutation as written, except `'[]'` (full
+    // reversal) and inverted ones (reverse mode), which it spells
+    // canonically; the canonical form is kept beside it for plans.
+    std::string_view spelling = op.permutation;
+    std::optional<std::vector<int64_t>> axes = parseIntegerList(spelling);
+    if (op.invertPermutation || !axes || axes->empty())
+      spelling = {};
     if (op.invertPermutation)
       p = p->inverse();
     TensorType type = input.type;
@@ -320,7 +328,7 @@ private:
     for (const Piece &piece : input.pieces)
       pieces.push_back(Piece{p->apply(piece.view), piece.input, piece.source,
                              cache.get(piece.transform, [&] {
-                               return piece.transform->withPermutation(*p);
+                               return piece.transform->withPermutation(*p, spelling);
                              })});
     assign(op, opIndex, 0, makeView(type, std::move(pieces)));
     return true;

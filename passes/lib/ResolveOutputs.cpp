@@ -12,6 +12,10 @@
 // temporaries), each whole and unsharded, plus the optimizer states every
 // source of a leaf has.
 //
+// A --queries target `k<suffix>` (an optimizer state) of a target model key
+// `k` is bound like `k` with the suffix re-attached to its sources, whether
+// or not the destination lists the state (reference §8.1).
+//
 //===----------------------------------------------------------------------===//
 #include "aoa/passes/Passes.h"
 
@@ -54,7 +58,7 @@ public:
   /// of the derived outputs (reference: "not in the output_vars").
   void checkQueryKey(size_t i) {
     const std::string &key = state_.queries[i].key;
-    if (df_.targets.count(key))
+    if (df_.targets.count(key) || bindQueriedState(i))
       return;
     auto d = state_.diags.error(
         queryLocation(i),
@@ -72,6 +76,66 @@ public:
   }
 
 private:
+  /// A query for `k<suffix>` where model key `k` is a target (listed by the
+  /// destination, or derived) is answered from the sources of `k` with the
+  /// suffix re-attached, as the reference does, even when the destination
+  /// lists only `k`. False when `key` is no state of a target; a state the
+  /// source lacks is reported at the query (and bound as Missing, so that
+  /// find-shard-sources stays quiet about it).
+  bool bindQueriedState(size_t i) {
+    const std::string &key = state_.queries[i].key;
+    auto [model, suffix] = splitOptimizerSuffix(key);
+    if (suffix.empty())
+      return false;
+    auto modelTarget = df_.targets.find(std::string(model));
+    if (modelTarget == df_.targets.end() || !modelTarget->second.suffix.empty())
+      return false;
+    TargetBinding binding = modelTarget->second;
+    binding.suffix = std::string(suffix);
+    if (binding.view) {
+      if (std::optional<std::string> missing = missingStateSource(binding)) {
+        reportMissingState(i, model, *missing, binding);
+        binding = TargetBinding{};
+      }
+    }
+    df_.targets.emplace(key, std::move(binding));
+    return true;
+  }
+
+  /// The first source key (input key + suffix) the answer would read that
+  /// the source does not store: any of the view's sources, or for a beta-pow
+  /// accumulator the one it is taken from (the first not removed).
+  std::optional<std::string> missingStateSource(const TargetBinding &binding) {
+    const ShardMetadata &source = *state_.source.metadata();
+    for (const Piece &piece : binding.view->pieces) {
+      const InputTensor &input = df_.inputs[piece.input];
+      if (input.removed)
+        continue;
+      std::string stateKey = input.key + binding.suffix;
+      if (!source.find(stateKey))
+        return stateKey;
+      if (isBetaPowSuffix(binding.suffix))
+        break;
+    }
+    return std::nullopt;
+  }
+
+  void reportMissingState(size_t i, std::string_view model,
+                          const std::string &missing,
+                          const TargetBinding &binding) {
+    const std::string &key = state_.queries[i].key;
+    auto d = state_.diags.error(
+        queryLocation(i),
+        "queries[" + std::to_string(i) + "]: '" + key +
+            "' is an optimizer state of '" + std::string(model) +
+            "' and needs the source key '" + missing + "', which " +
+            state_.source.describe() + " does not have");
+    if (binding.producer < state_.ops.size())
+      d.note(state_.ops[binding.producer].location,
+             "'" + std::string(model) + "' is written here");
+    d.hint("optimizer states follow their model key: ask only for the "
+           "states the source checkpoint stores");
+  }
 
   TargetBinding bind(const std::string &key) {
     TargetBinding binding;

@@ -628,13 +628,8 @@ public:
            "shard (replicas balanced, local ones preferred)";
   }
   bool run(CompilationState &state) override {
-    if (!state.destination.present()) {
-      state.diags.error(SourceLocation{}, "a transfer plan needs the "
-                                          "destination layout")
-          .hint("pass --dst=DESTINATION_METADATA.json, or write one with "
-                "aoa-layout");
-      return false;
-    }
+    if (!state.destination.present())
+      return false; // derive-destination failed and said why
     Resolver(state).run();
     return true;
   }

@@ -174,6 +174,7 @@ private:
       entry.source.assign(sourceKey, *source, stored->globalShape(),
                           sourceType);
       entry.postprocess = piece.transform->postprocess;
+      entry.postprocessAsWritten = piece.transform->postprocessAsWritten;
       covered += region.volume();
     }
     if (covered != box.volume()) {
@@ -234,6 +235,7 @@ private:
       entry.source.assign(sourceKey, whole, stored->globalShape(),
                           stored->dtype());
       entry.postprocess.clear();
+      entry.postprocessAsWritten.clear();
       return true;
     }
     if (budget_.allow())

@@ -43,7 +43,9 @@ static cl::opt<aoa::EmitKind> emit(
                           "(needs --src)"),
                clEnumValN(aoa::EmitKind::Plan, "plan",
                           "the transfer program (docs/plan-format.md; needs "
-                          "--src and --dst); a cost summary goes to stderr")),
+                          "--src; without --dst it writes the derived "
+                          "outputs whole, rank 0, one file); a cost summary "
+                          "goes to stderr")),
     cl::cat(category));
 
 static cl::opt<std::string> outputPath(
@@ -63,14 +65,17 @@ static cl::opt<std::string> sourceMetadata(
 static cl::opt<std::string> destinationMetadata(
     "dst",
     cl::desc("Shard metadata of the destination layout (aoa-metadata v1); "
-             "without it outputs are derived unsharded"),
+             "without it outputs are derived unsharded (one tensor per "
+             "output, rank 0, one file)"),
     cl::value_desc("file"), cl::cat(category));
 
 static cl::opt<std::string> queriesPath(
     "queries",
     cl::desc("With --emit=mappings: answer the targets of <file> "
              "({\"queries\": [{key, global_offset, local_shape, global_shape, "
-             "dtype}]}) instead of every destination shard"),
+             "dtype}]}) instead of every destination shard; a target may be "
+             "an optimizer state of a destination key (KEY.moment1_0, KEY.w_0, "
+             "...)"),
     cl::value_desc("file"), cl::cat(category));
 
 static cl::opt<std::string> memoryBudget(

@@ -40,8 +40,13 @@ struct TensorDesc {
 struct MappingEntry {
   TensorDesc target;
   TensorDesc source;
-  /// Applied to the source region in order; empty prints as `null`.
+  /// Applied to the source region in order, in canonical form (what plans
+  /// parse).
   std::vector<std::string> postprocess;
+  /// The same steps spelled as the statements wrote them (a permutation
+  /// `'[1,0]'` stays "[1,0]"), as the reference answers: what the mappings
+  /// document prints; empty prints as `null`.
+  std::vector<std::string> postprocessAsWritten;
 };
 
 struct Mapping {

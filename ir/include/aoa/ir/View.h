@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace aoa {
@@ -37,11 +38,14 @@ struct ReshapeMarker {
 };
 
 /// What happens to a piece's data on its way from the input tensor into the
-/// view, in order. `postprocess` is the reference's list of strings; the
-/// permutations are also kept composed, split at the reshape marker, for the
-/// geometry.
+/// view, in order. `postprocess` is the reference's list of strings in
+/// canonical form (what plans parse); `postprocessAsWritten` is the same list
+/// with each permutation spelled as its statement wrote it (`"[1,0]"`), which
+/// the reference's answers carry. The permutations are also kept composed,
+/// split at the reshape marker, for the geometry.
 struct Transform {
   std::vector<std::string> postprocess;
+  std::vector<std::string> postprocessAsWritten;
   /// The permutations before the reshape (all of them when there is none),
   /// composed; its rank is the input's rank.
   Permutation before;
@@ -53,7 +57,9 @@ struct Transform {
 
   /// The identity transform of an input of `rank` dimensions.
   static std::shared_ptr<const Transform> identity(size_t rank);
-  std::shared_ptr<const Transform> withPermutation(const Permutation &p) const;
+  /// `spelling` is the permutation's text as written; empty: canonical.
+  std::shared_ptr<const Transform>
+  withPermutation(const Permutation &p, std::string_view spelling = {}) const;
   std::shared_ptr<const Transform> withCast(DType dtype) const;
   std::shared_ptr<const Transform> withReshape(ReshapeMarker marker) const;
   bool empty() const { return postprocess.empty(); }

@@ -12,8 +12,13 @@
 #include "aoa/passes/VarMappingChain.h"
 
 #include <functional>
+#include <memory>
 
 namespace aoa {
+
+/// The one file a derived destination layout (a plan without --dst)
+/// stores every tensor in, as aoa-layout names rank 0's file by default.
+inline constexpr const char *kDerivedDestinationFile = "rank00000.safetensors";
 
 struct CompilationState {
   CompilationState(const SourceManager &sources, DiagnosticEngine &diags)
@@ -26,8 +31,10 @@ struct CompilationState {
   Program program;
   /// Keys of the source checkpoint (`--src`).
   KeySpace source;
-  /// Keys of the destination layout (`--dst`); absent without it.
+  /// Keys of the destination layout (`--dst`); absent without it until
+  /// derive-destination (plans only) derives one into derivedDestination.
   KeySpace destination;
+  std::unique_ptr<ShardMetadata> derivedDestination;
   /// Name links recorded before the fused macros, to find shard counts.
   VarMappingChain chain;
   /// The statements as primitive ops, in execution order (build-ops).

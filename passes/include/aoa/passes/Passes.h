@@ -30,6 +30,7 @@ std::unique_ptr<Pass> createResolveOutputsPass();
 std::unique_ptr<Pass> createFindShardSourcesPass();
 
 // Transfer plans: stored sources, verification, rounds.
+std::unique_ptr<Pass> createDeriveDestinationPass();
 std::unique_ptr<Pass> createResolveShardSourcesPass();
 std::unique_ptr<Pass> createVerifyPass();
 std::unique_ptr<Pass> createSchedulePass();
