@@ -60,14 +60,15 @@ std::optional<int64_t> FusedExpansion::shardCount(const Name &name, bool left) {
     return std::nullopt;
   }
   const std::string &key = walk->reached.text;
-  std::optional<size_t> rank;
-  if (!walk->reached.temporary && keys.contains(key))
-    rank = keys.rankOf(key);
+  bool isKey = !walk->reached.temporary && keys.contains(key);
+  std::optional<size_t> rank = isKey ? keys.rankOf(key) : std::nullopt;
   if (!rank) {
     reportAt(state_, statement_, name.location,
              "cannot tell how '" + shown + "' is sharded: '" +
-                 state_.chain.spelling(walk->reached) + "' is not a " +
-                 keys.sideName() + " key and no statement leads from it to one")
+                 state_.chain.spelling(walk->reached) +
+                 (isKey ? "' has no stored tensor with a shape"
+                        : "' is not a " + keys.sideName() +
+                              " key and no statement leads from it to one"))
         .hint(hint);
     return std::nullopt;
   }

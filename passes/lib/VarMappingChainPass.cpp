@@ -5,6 +5,7 @@
 #include "aoa/passes/CompilationState.h"
 #include "aoa/passes/AxisTrace.h"
 
+#include <algorithm>
 #include <ostream>
 
 namespace aoa {
@@ -65,6 +66,13 @@ public:
       for (const Name &name : statement.rhs)
         if (!name.isPlaceholder())
           rhs.push_back({name.text, name.temporary});
+      // `w^T -> w, fused_ffn` is not an in-place change its own expansion
+      // must fear: lower-transpose-suffix gives the macro a temporary for
+      // w^T, and the result's axes are the output's.
+      if (!statement.tags.empty())
+        for (size_t i = 0; i < lhs.size(); ++i)
+          if (std::find(rhs.begin(), rhs.end(), lhs[i]) != rhs.end())
+            steps[i].clear();
       state.chain.addStatement(lhs, steps, rhs);
     }
     return true;
