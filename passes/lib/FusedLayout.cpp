@@ -3,6 +3,8 @@
 
 #include "MacroUtils.h"
 
+#include "aoa/passes/AxisTrace.h"
+
 namespace aoa {
 
 FusedExpansion::FusedExpansion(CompilationState &state,
@@ -42,34 +44,106 @@ std::optional<int64_t> FusedExpansion::shardCount(const Name &name, bool left) {
       left ? state_.keysOfLeftNames() : state_.keysOfRightNames();
   if (!keys.present())
     return 1; // no destination layout: one unsharded tensor
+  const std::string hint = "the fused macros read the tensor-parallel degree "
+                           "from the " + keys.sideName() + " metadata";
+  ChainName start{name.text, name.temporary};
+  const std::string shown = state_.chain.spelling(start);
   std::string why;
   // Left names are read, so they are followed back to the keys they come
   // from; right names are written, so they are followed forward.
-  std::optional<std::string> key =
-      state_.chain.resolve(name.text, /*forward=*/!left, keys, why);
-  if (!key) {
+  std::optional<ChainWalk> walk =
+      state_.chain.resolve(start, /*forward=*/!left, keys, why);
+  if (!walk) {
     reportAt(state_, statement_, name.location,
-             "cannot tell how '" + name.text + "' is sharded: " + why)
-        .hint("the fused macros read the tensor-parallel degree from the " +
-              keys.sideName() + " metadata");
+             "cannot tell how '" + shown + "' is sharded: " + why)
+        .hint(hint);
     return std::nullopt;
   }
-  if (!keys.contains(*key)) {
+  const std::string &key = walk->reached.text;
+  bool isKey = !walk->reached.temporary && keys.contains(key);
+  std::optional<size_t> rank = isKey ? keys.rankOf(key) : std::nullopt;
+  if (!rank) {
     reportAt(state_, statement_, name.location,
-             "cannot tell how '" + name.text + "' is sharded: '" + *key +
-                 "' is not a " + keys.sideName() + " key and no statement "
-                 "leads from it to one")
-        .hint("the fused macros read the tensor-parallel degree from the " +
-              keys.sideName() + " metadata");
+             "cannot tell how '" + shown + "' is sharded: '" +
+                 state_.chain.spelling(walk->reached) +
+                 (isKey ? "' has no stored tensor with a shape"
+                        : "' is not a " + keys.sideName() +
+                              " key and no statement leads from it to one"))
+        .hint(hint);
     return std::nullopt;
   }
-  std::optional<int64_t> count = keys.shardCountAlongAxis(*key, axis_, why);
-  if (!count) {
+  return countAlongFusedAxis(name, shown, *walk, *rank, keys);
+}
+
+std::optional<int64_t>
+FusedExpansion::countAlongFusedAxis(const Name &name, const std::string &shown,
+                                    const ChainWalk &walk, size_t keyRank,
+                                    const KeySpace &keys) {
+  const std::string &key = walk.reached.text;
+  std::string subject = "cannot tell how '" + shown + "' is sharded along axis " +
+                        std::to_string(axis_);
+  AxisTraceError traceError;
+  std::optional<std::vector<AxisOrigin>> axes =
+      traceAxes(walk, keyRank, traceError);
+  if (!axes) {
     reportAt(state_, statement_, name.location,
-             "cannot tell how '" + name.text + "' is sharded along axis " +
-                 std::to_string(axis_) + ": " + why)
-        .hint("the fused macros need the " + keys.sideName() +
-              " shards to split the fused axis into equal parts");
+             subject + ": " + traceError.message)
+        .note(traceError.location, "the step that cannot be followed");
+    return std::nullopt;
+  }
+  int64_t rank = static_cast<int64_t>(axes->size());
+  int64_t fusedAxis = axis_ < 0 ? axis_ + rank : axis_;
+  if (fusedAxis < 0 || fusedAxis >= rank) {
+    reportAt(state_, statement_, name.location,
+             subject + ": axis " + std::to_string(axis_) +
+                 " is out of range for '" + shown + "' of rank " +
+                 std::to_string(rank))
+        .hint("the fused axis is the `axis` attribute (default 1)");
+    return std::nullopt;
+  }
+  const AxisOrigin &origin = (*axes)[fusedAxis];
+  if (origin.cutBy) {
+    reportAt(state_, statement_, name.location,
+             subject + ": a reshape cuts it out of an axis of '" + key +
+                 "', whose shards need not be whole blocks of it")
+        .note(*origin.cutBy, "the reshape is here")
+        .hint("write the fused statement where the fused axis is a whole "
+              "axis of a stored key");
+    return std::nullopt;
+  }
+  // Name the key's axes whenever they are not the fused axis itself.
+  bool mapped = !(walk.steps.empty() && shown == key);
+  if (mapped)
+    subject += " (" + describeKeyAxes(origin.keyAxes, key) + ")";
+  std::vector<unsigned> sharded;
+  int64_t count = 1;
+  for (unsigned keyAxis : origin.keyAxes) {
+    std::string why;
+    std::optional<int64_t> along = keys.shardCountAlongAxis(key, keyAxis, why);
+    if (!along) {
+      reportAt(state_, statement_, name.location, subject + ": " + why)
+          .hint("the fused macros need the " + keys.sideName() +
+                " shards to split the fused axis into equal parts");
+      return std::nullopt;
+    }
+    if (*along > 1) {
+      sharded.push_back(keyAxis);
+      count = *along;
+    }
+  }
+  // A reshape merged several key axes into the fused one: its shards are
+  // whole blocks of it only if at most the outermost of them is sharded.
+  if (sharded.size() > 1 ||
+      (sharded.size() == 1 && sharded.front() != origin.keyAxes.front())) {
+    reportAt(state_, statement_, name.location,
+             subject + ": '" + key + "' is sharded along " +
+                 (sharded.size() > 1
+                      ? std::string("more than one of them")
+                      : "axis " + std::to_string(sharded.front()) +
+                            ", not the outermost") +
+                 ", so a shard is not one block of the fused axis")
+        .hint("the fused macros need the fused axis's shards to be whole "
+              "blocks of it: shard only the outermost of the merged axes");
     return std::nullopt;
   }
   return count;

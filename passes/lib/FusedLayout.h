@@ -41,6 +41,13 @@ public:
 
 private:
   std::optional<int64_t> shardCount(const Name &name, bool left);
+  /// Counts the shards of the key `walk` reached along the key axes the
+  /// fused axis of `name` comes from; reports when that is ambiguous.
+  std::optional<int64_t> countAlongFusedAxis(const Name &name,
+                                             const std::string &shown,
+                                             const ChainWalk &walk,
+                                             size_t keyRank,
+                                             const KeySpace &keys);
 
   CompilationState &state_;
   const Statement &statement_;

@@ -34,6 +34,21 @@ bool KeySpace::isStoredKey(std::string_view key) const {
   return metadata_ && metadata_->find(key).has_value();
 }
 
+std::optional<size_t> KeySpace::rankOf(std::string_view name) const {
+  if (!metadata_)
+    return std::nullopt;
+  if (std::optional<TensorRef> tensor = metadata_->find(name))
+    return tensor->ndim();
+  if (!isModelKey(name))
+    return std::nullopt;
+  for (std::string_view suffix : kOptimizerSuffixes)
+    if (std::optional<TensorRef> tensor =
+            metadata_->find(std::string(name) + std::string(suffix));
+        tensor && !isBetaPowSuffix(suffix))
+      return tensor->ndim();
+  return std::nullopt;
+}
+
 std::optional<int64_t> KeySpace::countOneKey(std::string_view key, int64_t axis,
                                              std::string &why) const {
   std::optional<TensorRef> tensor = metadata_->find(key);

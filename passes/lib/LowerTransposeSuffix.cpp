@@ -2,11 +2,14 @@
 //
 // `X^T -> Y` becomes `X -> %transpose.N.X, permute="[]"` (reverse all axes)
 // followed by the statement reading the temporary. Helper statements come in
-// the order their names first appear (Paddle's order is unspecified).
+// the order their names first appear (Paddle's order is unspecified). The
+// temporary is recorded in the variable-mapping chain as X with its axes
+// reversed, so the fused macros can count X's shards along the right axis.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/passes/Passes.h"
 
+#include "aoa/passes/AxisTrace.h"
 #include "aoa/passes/CompilationState.h"
 #include "MacroUtils.h"
 
@@ -56,6 +59,12 @@ public:
           helper.attributes.push_back(
               makeStringAttribute("permute", "[]", source.location));
           out.push_back(std::move(helper));
+          // A fused tag on this statement counts the shards of X along the
+          // axis the transpose moves the fused one to.
+          state.chain.addDerivedName({it->second, true},
+                                     {source.text, source.temporary},
+                                     {reverseAllAxes(source.location)},
+                                     source.text + "^T");
         }
         rewritten.lhs.push_back(makeName(it->second, source.location, true));
       }

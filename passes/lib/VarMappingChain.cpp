@@ -9,58 +9,104 @@
 
 namespace aoa {
 
-namespace {
-void addLink(std::map<std::string, std::vector<std::string>> &links,
-             const std::string &from, const std::string &to) {
-  if (from == to)
-    return;
-  std::vector<std::string> &targets = links[from];
-  if (std::find(targets.begin(), targets.end(), to) == targets.end())
-    targets.push_back(to);
-}
-} // namespace
-
-void VarMappingChain::addStatement(const std::vector<std::string> &lhs,
-                                   const std::vector<std::string> &rhs) {
-  for (const std::string &from : lhs)
-    for (const std::string &to : rhs) {
-      addLink(forward_, from, to);
-      addLink(backward_, to, from);
+void VarMappingChain::addStatement(
+    const std::vector<ChainName> &lhs,
+    const std::vector<std::vector<AxisStep>> &steps,
+    const std::vector<ChainName> &rhs) {
+  auto add = [](Links &links, const ChainName &from, const ChainName &to,
+                const std::vector<AxisStep> &linkSteps) {
+    std::vector<Link> &targets = links[from];
+    auto same = [&](const Link &link) { return link.to == to; };
+    if (std::find_if(targets.begin(), targets.end(), same) == targets.end())
+      targets.push_back({to, linkSteps});
+  };
+  for (size_t i = 0; i < lhs.size(); ++i)
+    for (const ChainName &to : rhs) {
+      const std::vector<AxisStep> &linkSteps = steps[i];
+      if (lhs[i] == to) {
+        if (!linkSteps.empty())
+          changedInPlace_.emplace(to, linkSteps.front().location);
+        continue;
+      }
+      add(forward_, lhs[i], to, linkSteps);
+      add(backward_, to, lhs[i], linkSteps);
     }
 }
 
-std::optional<std::string> VarMappingChain::resolve(const std::string &name,
-                                                    bool forward,
-                                                    const KeySpace &side,
-                                                    std::string &why) const {
-  const auto &links = forward ? forward_ : backward_;
-  std::set<std::string> seen;
-  std::string current = name;
+void VarMappingChain::addDerivedName(const ChainName &derived,
+                                     const ChainName &from,
+                                     std::vector<AxisStep> steps,
+                                     std::string spelling) {
+  backward_[derived] = {Link{from, std::move(steps)}};
+  derivedSpellings_[derived] = std::move(spelling);
+}
+
+std::string VarMappingChain::spelling(const ChainName &name) const {
+  auto it = derivedSpellings_.find(name);
+  return it != derivedSpellings_.end() ? it->second : name.spelling();
+}
+
+std::optional<ChainWalk> VarMappingChain::resolve(const ChainName &name,
+                                                  bool forward,
+                                                  const KeySpace &side,
+                                                  std::string &why) const {
+  const Links &links = forward ? forward_ : backward_;
+  std::set<ChainName> seen;
+  // The links taken, from `name` on; reversed at the end so the walk's steps
+  // start at the name reached.
+  std::vector<const Link *> taken;
+  ChainName current = name;
   for (;;) {
-    if (side.contains(current))
-      return current;
+    if (!current.temporary && side.contains(current.text))
+      break;
     if (!seen.insert(current).second) {
-      why = "the statements that lead to '" + name + "' form a loop";
+      why = "the statements that lead to '" + spelling(name) +
+            "' form a loop";
       return std::nullopt;
     }
     auto it = links.find(current);
     if (it == links.end() || it->second.empty())
-      return current;
+      break;
     if (it->second.size() > 1) {
-      why = "'" + current + "' is " +
+      why = "'" + spelling(current) + "' is " +
             (forward ? "consumed by several names" : "made from several names") +
             ", so its sharding is ambiguous";
       return std::nullopt;
     }
-    current = it->second.front();
+    taken.push_back(&it->second.front());
+    current = it->second.front().to;
   }
+  seen.insert(current);
+  for (const ChainName &visited : seen)
+    if (changedInPlace_.count(visited)) {
+      why = "'" + visited.spelling() + "' is permuted or reshaped in place "
+            "(`" + visited.spelling() + " -> " + visited.spelling() +
+            ", ...`), so which of its axes the fused axis is depends on "
+            "statement order";
+      return std::nullopt;
+    }
+  ChainWalk walk{current, {}};
+  // Backward, a link goes from its producer (nearer the key) to the name we
+  // came from: its steps run forward. Forward, the key is the link's result:
+  // going back towards the start undoes its steps, last first.
+  for (auto link = taken.rbegin(); link != taken.rend(); ++link) {
+    if (!forward) {
+      for (const AxisStep &step : (*link)->steps)
+        walk.steps.push_back({step, false});
+      continue;
+    }
+    for (auto step = (*link)->steps.rbegin(); step != (*link)->steps.rend();
+         ++step)
+      walk.steps.push_back({*step, true});
+  }
+  return walk;
 }
 
 void VarMappingChain::print(std::ostream &os) const {
   for (const auto &[from, targets] : forward_) {
-    os << from << " =>";
-    for (const std::string &to : targets)
-      os << ' ' << to;
+    os << from.spelling() << " =>";
+    for (const Link &to : targets)
+      os << ' ' << to.to.spelling();
     os << '\n';
   }
 }

@@ -4,6 +4,11 @@ compiler's --emit=mappings answer, the checkpoint a conversion must produce,
 independently of aoa-run (python3 only: struct and json, no numpy).
 
   expected_checkpoint.py SRC_DIR MAPPINGS -o OUT_DIR [--tamper KEY]
+  expected_checkpoint.py SRC_DIR --statements FILE.aoa --dst DST_META -o OUT_DIR
+
+The second form does not trust the compiler at all: instead of step 2 it
+runs the statements themselves on whole tensors (statement_oracle.py), for
+the cases where the mappings could be wrong (the fused macros' shard counts).
 
 1. Reads SRC_DIR/metadata.json (aoa-metadata v1) and the safetensors files it
    names, and assembles every key's whole tensor from its shards (boxes,
@@ -48,7 +53,9 @@ from fractions import Fraction
 sys.dont_write_bytecode = True  # no __pycache__ beside apply_mappings.py
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "lit", "passes", "Inputs"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import apply_mappings  # noqa: E402
+import statement_oracle  # noqa: E402
 
 volume = apply_mappings.volume
 strides = apply_mappings.strides
@@ -360,6 +367,24 @@ def run_mappings(sources, mappings):
     return targets
 
 
+def run_statements(src_dir, sources, statements_path, dst_path):
+    """key -> Key of every destination key, from the statements."""
+    try:
+        src_meta = json.load(open(os.path.join(src_dir, "metadata.json")))["tensors"]
+        dst_meta = json.load(open(dst_path))["tensors"]
+        produced = statement_oracle.run(
+            src_meta, sources, statement_oracle.parse_statements(statements_path), dst_meta)
+    except statement_oracle.StatementError as e:
+        fail(str(e))
+    except (OSError, ValueError, KeyError) as e:
+        fail("%s" % e)
+    targets = {}
+    for key, (dtype, shape, data) in produced.items():
+        t = targets[key] = Key(dtype, shape)
+        t.data = list(data)
+    return targets
+
+
 def write_expected(directory, targets, tamper):
     os.makedirs(directory, exist_ok=True)
     if tamper is not None:
@@ -382,17 +407,25 @@ def write_expected(directory, targets, tamper):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("src_dir")
-    ap.add_argument("mappings")
+    ap.add_argument("mappings", nargs="?")
+    ap.add_argument("--statements", metavar="FILE.aoa")
+    ap.add_argument("--dst", metavar="DST_META")
     ap.add_argument("-o", dest="out", required=True)
     ap.add_argument("--tamper", metavar="KEY")
     args = ap.parse_args()
     try:
+        if (args.mappings is None) == (args.statements is None) or \
+                (args.statements is None) != (args.dst is None):
+            fail("give MAPPINGS, or --statements with --dst")
         sources = load_checkpoint(args.src_dir)
-        try:
-            mappings = json.load(open(args.mappings))["mappings"]
-        except (OSError, ValueError, KeyError) as e:
-            fail("%s: %s" % (args.mappings, e))
-        targets = run_mappings(sources, mappings)
+        if args.statements:
+            targets = run_statements(args.src_dir, sources, args.statements, args.dst)
+        else:
+            try:
+                mappings = json.load(open(args.mappings))["mappings"]
+            except (OSError, ValueError, KeyError) as e:
+                fail("%s: %s" % (args.mappings, e))
+            targets = run_mappings(sources, mappings)
         write_expected(args.out, targets, args.tamper)
         print("expected: %d keys, %d elements" % (len(targets), sum(len(t.data) for t in targets.values())))
     except OracleError as e:

@@ -48,6 +48,10 @@ public:
   }
   bool isStoredKey(std::string_view key) const;
 
+  /// The rank of `name`: of the stored key, or for a model key of its first
+  /// stored tensor (the key itself, then its states); nullopt if none.
+  std::optional<size_t> rankOf(std::string_view name) const;
+
   /// The number of shards of `name` along `axis`: the distinct intervals of
   /// its shards on that axis (replicas and sharding along other axes do not
   /// count). For a model key, the key and its optimizer states that are

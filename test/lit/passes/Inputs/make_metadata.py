@@ -5,8 +5,13 @@ small Llama-like or ERNIE-like model, or explicit tensors.
   make_metadata.py llama --layers 4 --tp 2
   make_metadata.py ernie --layers 4 --tp 1
   make_metadata.py tensors NAME:DTYPE:D0xD1[:AXIS:PARTS] ...
+
+AXIS and PARTS may be comma lists (a grid: `0,1:2,2` is 2 x 2 shards, one
+per rank, row-major), and PARTS of one axis may list the sizes of uneven
+shards joined by '+' (`0:4+6`).
 """
 import argparse
+import itertools
 import json
 import sys
 
@@ -67,11 +72,35 @@ def ernie(layers, tp, heads=20, kv=5, head_dim=2, hidden=10, inter=10):
     return tensors
 
 
+def grid(key, dtype, shape, axes, parts):
+    """Shards cut along every axis of `axes`; parts[i] is a count of equal
+    shards or a list of sizes. Shard r (row-major over the grid) on rank r."""
+    cuts = []
+    for axis, p in zip(axes, parts):
+        sizes = p if isinstance(p, list) else [shape[axis] // p] * p
+        offsets = [sum(sizes[:i]) for i in range(len(sizes))]
+        cuts.append(list(zip(offsets, sizes)))
+    shards = []
+    for r, cell in enumerate(itertools.product(*cuts)):
+        offset, local = [0] * len(shape), list(shape)
+        for axis, (o, n) in zip(axes, cell):
+            offset[axis], local[axis] = o, n
+        shards.append({"rank": r, "file": "rank%05d.safetensors" % r,
+                       "name": key, "global_offset": offset, "local_shape": local})
+    return {"dtype": dtype, "global_shape": list(shape), "shards": shards}
+
+
 def explicit(specs):
     tensors = {}
     for spec in specs:
         parts = spec.split(":")
         key, dtype, shape = parts[0], parts[1], [int(d) for d in parts[2].split("x")]
+        if len(parts) > 4 and ("," in parts[3] or "+" in parts[4]):
+            axes = [int(a) for a in parts[3].split(",")]
+            counts = [[int(n) for n in p.split("+")] if "+" in p else int(p)
+                      for p in parts[4].split(",")]
+            tensors[key] = grid(key, dtype, shape, axes, counts)
+            continue
         axis = int(parts[3]) if len(parts) > 3 else None
         count = int(parts[4]) if len(parts) > 4 else 1
         tensors[key] = sharded(key, dtype, shape, axis, count)
