@@ -866,7 +866,60 @@ def check(expected, run_dir):
     return problems
 
 
+def self_test():
+    """The element conversions against independent implementations: CPython's
+    struct packing (float32, float16 round to nearest even from double) and
+    the bfloat16 bit trick for values that are float32; integer rules."""
+    import random
+    rng = random.Random(7)
+    for i in range(20000):
+        bits = rng.getrandbits(64)
+        x = struct.unpack("<d", struct.pack("<Q", bits))[0] if i % 2 else rng.uniform(-1, 1) * 2.0 ** rng.randint(-30, 20)
+        if math.isnan(x):
+            continue
+        assert decode_float("float64", struct.unpack("<Q", struct.pack("<d", x))[0]) == x
+        for dtype, fmt, code in (("float32", "<f", "<I"), ("float16", "<e", "<H")):
+            try:
+                want = struct.unpack(code, struct.pack(fmt, x))[0]
+            except OverflowError:
+                continue
+            got = encode_float(dtype, x)
+            assert got == want, (dtype, x, hex(got), hex(want))
+            assert decode_float(dtype, want) == struct.unpack(fmt, struct.pack(code, want))[0] or math.isnan(
+                decode_float(dtype, want))
+        b32 = rng.getrandbits(32)
+        f = struct.unpack("<f", struct.pack("<I", b32))[0]
+        if not math.isnan(f):
+            want = ((b32 + 0x7FFF + ((b32 >> 16) & 1)) >> 16) & 0xFFFF
+            assert encode_float("bfloat16", f) == want, (hex(b32), hex(want))
+    # ties to even: 1 + 2**-8 is halfway between two bfloat16 values
+    assert encode_float("bfloat16", 1 + 2.0 ** -8) == 0x3F80
+    assert encode_float("bfloat16", 1 + 3 * 2.0 ** -8) == 0x3F82
+    assert cast_element("float32", "int32", encode_float("float32", -2.75)) == (-2) & 0xFFFFFFFF
+    assert cast_element("int64", "float16", 2049) == encode_float("float16", 2048.0)
+    assert cast_element("int64", "float16", 2051) == encode_float("float16", 2052.0)
+    assert cast_element("float32", "bool", encode_float("float32", -0.5)) == 1
+    assert cast_element("bool", "float32", 1) == encode_float("float32", 1.0)
+    for bad in (("int32", "int8", 200), ("float32", "int8", encode_float("float32", math.nan)),
+                ("float64", "uint8", encode_float("float64", -1.0))):
+        try:
+            cast_element(*bad)
+        except AoaError:
+            continue
+        raise AssertionError("no error for %s" % (bad,))
+    # permute / concat / split on a 2x3 iota
+    t = Tensor("int32", [2, 3], list(range(6)))
+    assert permute(t, [1, 0]).data == [0, 3, 1, 4, 2, 5]
+    assert concat([t, t], 1).data == [0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5]
+    assert slice_axis(t, 1, 1, 3).data == [1, 2, 4, 5]
+    assert box_elements([2, 3], [1, 1], [1, 2]) == [4, 5]
+    print("aoaref self-test: ok")
+    return 0
+
+
 def main(argv):
+    if argv == ["--self-test"]:
+        return self_test()
     import argparse
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("config")

@@ -753,8 +753,8 @@ def reproducer(case, tools, work, status, detail):
     for c in (shard, comp, run):
         out.append("  " + " ".join(c))
     here = os.path.abspath(__file__)
-    out.append("  python3 %s case.json --src-dir %s --dst %s%s --check %s" % (
-        os.path.join(os.path.dirname(here), "aoaref.py"), os.path.join(work, "src"), os.path.join(work, "dst.json"),
+    out.append("  python3 %s %s --src-dir %s --dst %s%s --check %s" % (
+        os.path.join(os.path.dirname(here), "aoaref.py"), os.path.join(work, "case.json"), os.path.join(work, "src"), os.path.join(work, "dst.json"),
         " --reverse" if rev else "", os.path.join(work, "out")))
     out.append("==== end of reproducer ====")
     return "\n".join(out)
