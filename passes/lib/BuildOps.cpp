@@ -166,10 +166,11 @@ private:
     if (!a.isString())
       return std::nullopt;
     std::optional<DType> dtype = parseDTypeName(a.string());
-    if (!dtype || !isFloatingDType(*dtype)) {
+    if (!dtype) {
       error(statement, a.valueLocation,
             "unsupported cast dtype '" + a.string() + "'")
-          .hint("casts go between float64, float32, float16 and bfloat16");
+          .hint("casts go between bool, int8, int16, int32, int64, uint8, "
+                "float16, bfloat16, float32 and float64");
       return std::nullopt;
     }
     return dtype;

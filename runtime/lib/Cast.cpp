@@ -8,19 +8,25 @@
 
 namespace aoa::runtime {
 
-bool isCastSupported(DType from, DType to) {
-  return from == to || (isFloatingDType(from) && isFloatingDType(to));
+bool isCastSupported(DType, DType) { return true; }
+
+bool castMayFail(DType from, DType to) { return isCheckedCast(from, to); }
+
+Error castFailureError(DType from, DType to, const std::string &element) {
+  std::string target(dtypeName(to));
+  std::string why = isFloatingDType(from)
+                        ? " is NaN, infinite or outside " + target + "'s range"
+                        : " does not fit " + target;
+  return Error{"cannot cast " + std::string(dtypeName(from)) + " to " +
+                   target + ": " + element + why,
+               "fix the source data, or cast to a dtype that holds it; casts "
+               "never wrap or saturate"};
 }
 
 Status castElements(DType from, const void *src, DType to, void *dst,
                     size_t count) {
   std::string pair =
       std::string(dtypeName(from)) + " to " + std::string(dtypeName(to));
-  if (!isCastSupported(from, to))
-    return Error{"cannot cast " + pair +
-                     ": casts are defined between floating dtypes (float64, "
-                     "float32, float16, bfloat16) only",
-                 "remove the cast, or cast between floating dtypes"};
   if (count == 0)
     return Status();
   auto *in = static_cast<const std::byte *>(src);
@@ -36,14 +42,18 @@ Status castElements(DType from, const void *src, DType to, void *dst,
                      ": the source and destination "
                      "arrays overlap",
                  "cast into a separate buffer"};
+  uint64_t firstFailure = kNoCastFailure;
   withElementOp(from, to, [&](auto op) {
     using Op = decltype(op);
     if constexpr (Op::isCopy) {
       if (inPlace)
         return; // copying onto itself
     }
-    convertRun<Op>(in, out, count);
+    convertRun<Op>(in, out, count, 0, firstFailure);
   });
+  if (firstFailure != kNoCastFailure)
+    return castFailureError(from, to,
+                            "element " + std::to_string(firstFailure));
   return Status();
 }
 

@@ -3,6 +3,7 @@
 
 #include "ProcessPerRankRun.h"
 #include "aoa/ir/ByteSize.h"
+#include "aoa/runtime/Cast.h"
 #include "aoa/runtime/Device.h"
 #include "aoa/runtime/DeviceTransport.h"
 #include "aoa/runtime/StoredRegion.h"
@@ -41,6 +42,26 @@ uint64_t scratchBytesOf(const std::vector<TransformStage> &stages) {
   return bytes;
 }
 
+/// The most checked-cast stages (Cast.h: castMayFail) of one round of
+/// `rank`: each gets a cast-failure word in device memory.
+size_t largestCheckedStageCount(const plan::Plan &plan, uint32_t rank) {
+  size_t largest = 0;
+  if (rank >= plan.programs.size())
+    return 0;
+  for (const plan::Round &round : plan.programs[rank].rounds) {
+    size_t count = 0;
+    for (const plan::Instruction &inst : round.instructions)
+      if (inst.opcode == Opcode::Copy)
+        if (Expected<std::vector<TransformStage>> stages =
+                stagesOf(round, inst);
+            stages.ok())
+          for (const TransformStage &stage : *stages)
+            count += castMayFail(stage.from, stage.to) ? 1 : 0;
+    largest = std::max(largest, count);
+  }
+  return largest;
+}
+
 /// The most scratch any copy of `rank`'s rounds needs (copies of a round
 /// run one after another on one stream, so they share it).
 uint64_t largestCopyScratch(const plan::Plan &plan, uint32_t rank) {
@@ -68,6 +89,7 @@ public:
         arenaBytes_(largestRoundArenaBytes(plan, group.rank(),
                                            ReceivedBuffers::Owned)),
         scratchBytes_(largestCopyScratch(plan, group.rank())),
+        failureWords_(largestCheckedStageCount(plan, group.rank())),
         givenTensors_(std::move(tensors)) {}
 
 private:
@@ -81,6 +103,18 @@ private:
     std::optional<RankRound> round;
     /// Device work was queued and not yet waited for.
     bool queued = false;
+    /// Cast-failure words of the round's checked-cast stages (one each,
+    /// kNoCastFailure before the copies), in device memory and, once
+    /// downloaded after the copies, in pinned host memory.
+    DeviceMemory failureDevice;
+    DeviceMemory failureHost;
+    /// By word: the copy instruction and its stages, and which stage.
+    struct CheckedStage {
+      uint32_t instruction = 0;
+      std::vector<TransformStage> stages;
+      size_t stage = 0;
+    };
+    std::vector<CheckedStage> checked;
   };
 
   uint64_t hostBufferBytes() const override { return 2 * arenaBytes_; }
@@ -100,6 +134,9 @@ private:
   /// Queues the round's uploads, messages, copies and downloads.
   Status queueDeviceWork(Slot &slot);
   Status queueCopy(Slot &slot, uint32_t i);
+  /// The first copy (in queue order) whose checked cast met an element
+  /// without a result, as an error; nothing is written then.
+  Status checkCastFailures(const Slot &slot) const;
   /// Waits for the slot's device work, then writes its files.
   Status finishRound(Slot &slot);
   uint8_t *deviceAddress(const Slot &slot, uint32_t buffer) const {
@@ -110,6 +147,7 @@ private:
   DeviceTransport &transport_;
   uint64_t arenaBytes_;
   uint64_t scratchBytes_;
+  size_t failureWords_;
   /// The stream every round's messages are queued on.
   unsigned transferStream_ = 2;
   Slot slots_[2];
@@ -254,6 +292,16 @@ Status DeviceRun::allocateBuffers() {
     if (!scratch.ok())
       return scratch.error();
     slot.scratch = std::move(*scratch);
+    uint64_t failureBytes = failureWords_ * sizeof(unsigned long long);
+    Expected<DeviceMemory> failureDevice = device_.allocate(failureBytes);
+    if (!failureDevice.ok())
+      return failureDevice.error();
+    slot.failureDevice = std::move(*failureDevice);
+    Expected<DeviceMemory> failureHost =
+        device_.allocatePinnedHost(failureBytes);
+    if (!failureHost.ok())
+      return failureHost.error();
+    slot.failureHost = std::move(*failureHost);
   }
   return Status();
 }
@@ -270,6 +318,9 @@ void DeviceRun::releaseBuffers() {
     slot.host = DeviceMemory();
     slot.device = DeviceMemory();
     slot.scratch = DeviceMemory();
+    slot.failureDevice = DeviceMemory();
+    slot.failureHost = DeviceMemory();
+    slot.checked.clear();
   }
 }
 
@@ -309,6 +360,18 @@ Status DeviceRun::queueCopy(Slot &slot, uint32_t i) {
     if (!copy.ok())
       return Error{round.where() + ": copy: " + copy.error().message,
                    copy.error().hint};
+    if (castMayFail(stage.from, stage.to)) {
+      // Its own word; queueDeviceWork uploaded kNoCastFailure there.
+      size_t word = slot.checked.size();
+      if (word >= failureWords_)
+        return Error{round.where() + ": copy: more checked casts than "
+                                     "planned (a bug in aoa-run)",
+                     "please report it with the plan that was run"};
+      copy->castFailure =
+          reinterpret_cast<unsigned long long *>(slot.failureDevice.data()) +
+          word;
+      slot.checked.push_back({i, *stages, k});
+    }
     if (Status status = device_.copy(slot.stream, *copy); !status.ok())
       return Error{round.where() + ": " + status.error().message,
                    status.error().hint};
@@ -363,10 +426,22 @@ Status DeviceRun::queueDeviceWork(Slot &slot) {
     if (status.ok())
       status = exchanged;
   }
+  // Every cast-failure word starts empty; the copies lower them and the
+  // words come back with the round's downloads (finishRound checks them).
+  slot.checked.clear();
+  auto *words =
+      reinterpret_cast<unsigned long long *>(slot.failureHost.data());
+  std::fill(words, words + failureWords_, kNoCastFailure);
+  if (failureWords_ > 0 && status.ok())
+    status = device_.upload(slot.stream, slot.failureDevice.data(), words,
+                            failureWords_ * sizeof(unsigned long long));
   for (const std::vector<uint32_t> &level : round.copyLevels())
     for (uint32_t i : level)
       if (status.ok())
         status = queueCopy(slot, i);
+  if (!slot.checked.empty() && status.ok())
+    status = device_.download(slot.stream, words, slot.failureDevice.data(),
+                              slot.checked.size() * sizeof(unsigned long long));
   for (uint32_t i : round.writes()) {
     uint32_t b = round.instruction(i).buffer;
     if (!status.ok())
@@ -380,6 +455,21 @@ Status DeviceRun::queueDeviceWork(Slot &slot) {
   return withoutRank(std::move(status));
 }
 
+Status DeviceRun::checkCastFailures(const Slot &slot) const {
+  const auto *words =
+      reinterpret_cast<const unsigned long long *>(slot.failureHost.data());
+  for (size_t w = 0; w < slot.checked.size(); ++w) {
+    if (words[w] == kNoCastFailure)
+      continue;
+    const Slot::CheckedStage &checked = slot.checked[w];
+    const TransformStage &stage = checked.stages[checked.stage];
+    return slot.round->castFailure(
+        checked.instruction, stage.from, stage.to,
+        transformOutputOffset(checked.stages, checked.stage, words[w]));
+  }
+  return Status();
+}
+
 Status DeviceRun::finishRound(Slot &slot) {
   if (!slot.round)
     return Status();
@@ -390,6 +480,8 @@ Status DeviceRun::finishRound(Slot &slot) {
     if (!status.ok())
       status = Error{slot.round->where() + ": " + status.error().message,
                      status.error().hint};
+    if (status.ok())
+      status = checkCastFailures(slot);
   }
   if (status.ok() && !slot.round->empty() && !givenTensors_)
     status = runWrites(*slot.round);

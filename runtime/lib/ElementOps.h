@@ -37,27 +37,59 @@ template <typename Word> struct CopyOp {
   using Src = Word;
   using Dst = Word;
   static constexpr bool isCopy = true;
+  static constexpr bool kChecked = false;
   static Word apply(Word word) { return word; }
 };
 
-/// A cast between two different floating dtypes: the strided-copy
-/// kernels' element conversion (StridedCopyElement.h), so the CPU and the
-/// GPU round alike.
+/// A cast between two different dtypes: the strided-copy kernels' element
+/// conversion (StridedCopyElement.h), so the CPU and the GPU give the same
+/// bits and refuse the same values.
 template <DType From, DType To> struct CastOp {
-  using Src = typename CastElement<From, To>::Src;
-  using Dst = typename CastElement<From, To>::Dst;
+  using Element = CastElement<From, To>;
+  using Src = typename Element::Src;
+  using Dst = typename Element::Dst;
   static constexpr bool isCopy = false;
+  static constexpr bool kChecked = Element::kChecked;
 
-  static Dst apply(Src value) { return CastElement<From, To>::convert(value); }
+  static Dst apply(Src value) { return Element::convert(value); }
 };
 
-/// Converts a contiguous run of `count` elements.
+/// The element `value` converted, to be stored at destination offset
+/// `offset` (in elements); for a checked cast, an element without a result
+/// lowers `firstFailure` to `offset`. Unchecked operations are Op::apply.
 template <typename Op>
-inline void convertRun(const std::byte *src, std::byte *dst, size_t count) {
+inline typename Op::Dst applyAt(typename Op::Src value, int64_t offset,
+                                uint64_t &firstFailure) {
+  if constexpr (Op::kChecked) {
+    bool ok = true;
+    typename Op::Dst result = Op::Element::convertChecked(value, ok);
+    if (!ok && uint64_t(offset) < firstFailure)
+      firstFailure = uint64_t(offset);
+    return result;
+  } else {
+    (void)offset;
+    (void)firstFailure;
+    return Op::apply(value);
+  }
+}
+
+/// Converts a contiguous run of `count` elements whose first lands at
+/// destination offset `offset` (see applyAt).
+template <typename Op>
+inline void convertRun(const std::byte *src, std::byte *dst, size_t count,
+                       int64_t offset, uint64_t &firstFailure) {
   using Src = typename Op::Src;
   using Dst = typename Op::Dst;
   if constexpr (Op::isCopy) {
     std::memcpy(dst, src, count * sizeof(Src));
+  } else if constexpr (Op::kChecked) {
+    uint64_t failure = kNoCastFailure;
+    for (size_t i = 0; i < count; ++i)
+      storeElement<Dst>(dst + i * sizeof(Dst),
+                        applyAt<Op>(loadElement<Src>(src + i * sizeof(Src)),
+                                    offset + int64_t(i), failure));
+    if (failure < firstFailure)
+      firstFailure = failure;
   } else {
     for (size_t i = 0; i < count; ++i)
       storeElement<Dst>(dst + i * sizeof(Dst),
@@ -86,13 +118,18 @@ template <typename Body> bool withElementOp(DType from, DType to, Body &&body) {
       return false;
     }
   }
-  if (!isFloatingDType(from) || !isFloatingDType(to))
-    return false;
-  return withFloatElementDType(from, [&](auto fromTag) {
-    withFloatElementDType(to, [&](auto toTag) {
-      body(CastOp<decltype(fromTag)::value, decltype(toTag)::value>());
+  bool called = false;
+  withElementDType(from, [&](auto fromTag) {
+    withElementDType(to, [&](auto toTag) {
+      constexpr DType fromValue = decltype(fromTag)::value;
+      constexpr DType toValue = decltype(toTag)::value;
+      if constexpr (fromValue != toValue) {
+        body(CastOp<fromValue, toValue>());
+        called = true;
+      }
     });
   });
+  return called;
 }
 
 } // namespace aoa::runtime

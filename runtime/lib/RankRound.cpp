@@ -1,8 +1,10 @@
 //===- RankRound.cpp ------------------------------------------------------===//
 #include "aoa/runtime/RankRound.h"
 
+#include "aoa/runtime/Cast.h"
 #include "aoa/runtime/DestinationFiles.h"
 #include "aoa/runtime/SourceFiles.h"
+#include "aoa/runtime/TransformStages.h"
 #include "aoa/runtime/TransformSteps.h"
 
 #include <algorithm>
@@ -137,14 +139,70 @@ Status RankRound::runCopy(uint32_t i) const {
   const plan::Instruction &inst = instruction(i);
   const plan::BufferDecl &in = round_->buffers[inst.input];
   const plan::BufferDecl &out = round_->buffers[inst.buffer];
+  TransformCastFailure failure;
+  failure.offset = kNoCastFailure;
   Status status = applyTransformSteps(
       inst.transform,
       TensorView(pointers_[inst.input], size_t(in.bytes()), in.dtype, in.shape),
       MutableTensorView(pointers_[inst.buffer], size_t(out.bytes()), out.dtype,
-                        out.shape));
+                        out.shape),
+      &failure);
+  if (!status.ok() && failure.offset != kNoCastFailure)
+    return castFailure(i, failure.from, failure.to, failure.offset);
   if (!status.ok())
     return prefixed(where(), status.error());
   return Status();
+}
+
+Error RankRound::castFailure(uint32_t i, DType from, DType to,
+                             uint64_t offset) const {
+  uint32_t buffer = instruction(i).buffer;
+  // Follow the element through the copies that read its buffer until a
+  // write stores it (a round is acyclic; the bound guards a bad plan).
+  for (size_t hops = 0; hops <= round_->instructions.size(); ++hops) {
+    const plan::Instruction *next = nullptr;
+    for (const plan::Instruction &inst : round_->instructions) {
+      if (inst.opcode == Opcode::Write && inst.buffer == buffer) {
+        const plan::StoredTensor &tensor = plan_.destinationTensors[inst.tensor];
+        // The buffer is the region, row-major.
+        std::vector<int64_t> coordinates(inst.region.rank());
+        uint64_t rest = offset;
+        for (size_t d = inst.region.rank(); d-- > 0;) {
+          uint64_t extent = uint64_t(inst.region.dim(d).size());
+          coordinates[d] = inst.region.dim(d).begin + int64_t(rest % extent);
+          rest /= extent;
+        }
+        uint64_t flat = 0;
+        for (size_t d = 0; d < coordinates.size(); ++d)
+          flat = flat * uint64_t(tensor.globalShape[d]) +
+                 uint64_t(coordinates[d]);
+        return prefixed(where(),
+                        castFailureError(from, to,
+                                         "element " + formatShape(coordinates) +
+                                             " (flat index " +
+                                             std::to_string(flat) +
+                                             ") of destination key '" +
+                                             tensor.key + "'"));
+      }
+      if (inst.opcode == Opcode::Copy && inst.input == buffer && !next)
+        next = &inst;
+    }
+    if (!next)
+      break;
+    const plan::BufferDecl &in = round_->buffers[next->input];
+    const plan::BufferDecl &out = round_->buffers[next->buffer];
+    Expected<std::vector<TransformStage>> stages = planTransformStages(
+        next->transform, in.dtype, in.shape, out.dtype, out.shape);
+    if (!stages.ok())
+      break;
+    offset = transformInputOffset(*stages, offset);
+    buffer = next->buffer;
+  }
+  return prefixed(where(), castFailureError(from, to,
+                                            "element " +
+                                                std::to_string(offset) +
+                                                " of buffer %" +
+                                                std::to_string(buffer)));
 }
 
 Status RankRound::runWrite(uint32_t i, DestinationFiles &destinations) const {

@@ -8,9 +8,11 @@
 #include "aoa/runtime/RegionCopy.h"
 
 #include "ElementOps.h"
+#include "aoa/runtime/Cast.h"
 #include "RegionCopyGeometry.h"
 
 #include <algorithm>
+#include <string>
 
 namespace aoa::runtime {
 
@@ -46,9 +48,11 @@ void forEachOuterIndex(llvm::ArrayRef<CopyDim> outer, Body &&body) {
   }
 }
 
+/// Runs the copy; a checked cast lowers `firstFailure` to the smallest
+/// destination offset (in elements, from `dst`) without a result.
 template <typename Op>
 void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src,
-             std::byte *dst) {
+             std::byte *dst, uint64_t &firstFailure) {
   using Src = typename Op::Src;
   using Dst = typename Op::Dst;
   constexpr int64_t srcSize = sizeof(Src), dstSize = sizeof(Dst);
@@ -59,7 +63,7 @@ void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src,
   if (inner.srcStride == 1 && inner.dstStride == 1) {
     forEachOuterIndex(outer, [&](int64_t s, int64_t d) {
       convertRun<Op>(src + s * srcSize, dst + d * dstSize,
-                     size_t(inner.extent));
+                     size_t(inner.extent), d, firstFailure);
     });
     return;
   }
@@ -82,11 +86,14 @@ void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src,
           int64_t c1 = std::min(c0 + kTile, inner.extent);
           for (int64_t r = r0; r < r1; ++r) {
             const std::byte *from = src + (s + r) * srcSize;
-            std::byte *to = dst + (d + r * rows.dstStride) * dstSize;
+            int64_t rowOffset = d + r * rows.dstStride;
+            std::byte *to = dst + rowOffset * dstSize;
             for (int64_t c = c0; c < c1; ++c)
               storeElement<Dst>(to + c * dstSize,
-                                Op::apply(loadElement<Src>(
-                                    from + c * inner.srcStride * srcSize)));
+                                applyAt<Op>(loadElement<Src>(
+                                                from + c * inner.srcStride *
+                                                           srcSize),
+                                            rowOffset + c, firstFailure));
           }
         }
       }
@@ -96,10 +103,14 @@ void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src,
 
   // Anything else, element by element.
   forEachOuterIndex(outer, [&](int64_t s, int64_t d) {
-    for (int64_t k = 0; k < inner.extent; ++k)
-      storeElement<Dst>(dst + (d + k * inner.dstStride) * dstSize,
-                        Op::apply(loadElement<Src>(
-                            src + (s + k * inner.srcStride) * srcSize)));
+    for (int64_t k = 0; k < inner.extent; ++k) {
+      int64_t offset = d + k * inner.dstStride;
+      storeElement<Dst>(
+          dst + offset * dstSize,
+          applyAt<Op>(loadElement<Src>(src + (s + k * inner.srcStride) *
+                                                 srcSize),
+                      offset, firstFailure));
+    }
   });
 }
 
@@ -107,7 +118,9 @@ void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src,
 
 Status copyRegion(const TensorView &src, const Box &srcRegion,
                   const MutableTensorView &dst, const Box &dstRegion,
-                  const Permutation &permutation) {
+                  const Permutation &permutation, uint64_t *castFailure) {
+  if (castFailure)
+    *castFailure = kNoCastFailure;
   if (Status status =
           validateRegionCopy(src, srcRegion, dst, dstRegion, permutation);
       !status)
@@ -122,15 +135,25 @@ Status copyRegion(const TensorView &src, const Box &srcRegion,
   std::byte *to =
       static_cast<std::byte *>(dst.data) +
       regionStart(dstRegion, dst.shape) * int64_t(dtypeSize(dst.dtype));
-  withElementOp(src.dtype, dst.dtype,
-                [&](auto op) { runCopy<decltype(op)>(dims, from, to); });
-  return Status();
+  uint64_t firstFailure = kNoCastFailure;
+  withElementOp(src.dtype, dst.dtype, [&](auto op) {
+    runCopy<decltype(op)>(dims, from, to, firstFailure);
+  });
+  if (firstFailure == kNoCastFailure)
+    return Status();
+  if (castFailure)
+    *castFailure = firstFailure;
+  return castFailureError(src.dtype, dst.dtype,
+                          "the element at offset " +
+                              std::to_string(firstFailure) +
+                              " of the destination region " +
+                              dstRegion.toString());
 }
 
 Status copyRegion(const TensorView &src, const Box &srcRegion,
                   const MutableTensorView &dst, const Box &dstRegion) {
   return copyRegion(src, srcRegion, dst, dstRegion,
-                    Permutation::identity(srcRegion.rank()));
+                    Permutation::identity(srcRegion.rank()), nullptr);
 }
 
 } // namespace aoa::runtime

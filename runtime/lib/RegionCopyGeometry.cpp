@@ -72,12 +72,6 @@ Status checkSide(const char *side, const void *data, size_t byteSize,
 Status validateRegionCopy(const TensorView &src, const Box &srcRegion,
                           const MutableTensorView &dst, const Box &dstRegion,
                           const Permutation &permutation) {
-  if (!isCastSupported(src.dtype, dst.dtype))
-    return regionCopyError(
-        "cannot cast " + std::string(dtypeName(src.dtype)) + " to " +
-            std::string(dtypeName(dst.dtype)) +
-            ": casts are defined between floating dtypes only",
-        "remove the cast, or cast between floating dtypes");
   size_t srcBytes = 0, dstBytes = 0;
   if (Status status = checkSide("source", src.data, src.byteSize, src.dtype,
                                 src.shape, srcRegion, srcBytes);

@@ -38,12 +38,6 @@ Status checkStridedCopy(const StridedCopy &copy) {
       return Error{"strided copy: more than 2^63 elements", hint};
     count *= uint64_t(extent);
   }
-  if (!isCastSupported(copy.from, copy.to))
-    return Error{"strided copy: cannot cast " +
-                     std::string(dtypeName(copy.from)) + " to " +
-                     std::string(dtypeName(copy.to)) +
-                     ": casts are defined between floating dtypes only",
-                 "remove the cast, or cast between floating dtypes"};
   return Status();
 }
 
@@ -133,9 +127,12 @@ void runLaunchOnHost(const StridedCopyLaunch &launch) {
   case StridedCopyPath::Elementwise64:
     return runElementwiseOnHost<Op, Aligned>(launch.elementwise64);
   case StridedCopyPath::Transpose:
-    if (launch.transposeInPairs)
-      return runTransposeOnHost<Op, Aligned, true>(launch.transpose);
-    return runTransposeOnHost<Op, Aligned, false>(launch.transpose);
+    if constexpr (MayTranspose<Op>::value) {
+      if (launch.transposeInPairs)
+        return runTransposeOnHost<Op, Aligned, true>(launch.transpose);
+      return runTransposeOnHost<Op, Aligned, false>(launch.transpose);
+    }
+    return;
   }
 }
 

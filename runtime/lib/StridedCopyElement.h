@@ -8,10 +8,12 @@
 //
 // An element operation has storage types Src and Dst and a static convert().
 // CopyElement moves a word unchanged (a same-dtype copy; contiguous runs are
-// moved as wider words, up to 16 bytes); CastElement converts between
-// floating dtypes with FloatConversion.h (a double narrows to 16 bits
-// through doubleToFloatRoundToOdd, so it rounds once); the CPU's copies
-// (ElementOps.h) cast with it too. Kernels are templates over the
+// moved as wider words, up to 16 bytes); CastElement converts between any
+// two dtypes as numpy's astype (floats with FloatConversion.h, rounding
+// once); the CPU's copies (ElementOps.h) cast with it too. A cast that can
+// meet a value without a result (a float or a wider integer to an integer)
+// is "checked": it reports such elements, and the copy records the
+// smallest destination offset among them in a cast-failure word. Kernels are templates over the
 // operation: the dtype pair is picked once per copy (withStridedCopyElement),
 // never per element.
 //
@@ -20,6 +22,7 @@
 #define AOA_RUNTIME_LIB_STRIDEDCOPYELEMENT_H
 
 #include "aoa/ir/DType.h"
+#include "aoa/runtime/Cast.h"
 #include "aoa/runtime/FloatConversion.h"
 #include "aoa/runtime/HostDevice.h"
 
@@ -35,32 +38,144 @@ struct alignas(16) Word16 {
   uint64_t high;
 };
 
-/// How a floating dtype's elements are held in memory.
-template <DType D> struct FloatElementStorage;
-template <> struct FloatElementStorage<DType::F64> { using type = double; };
-template <> struct FloatElementStorage<DType::F32> { using type = float; };
-template <> struct FloatElementStorage<DType::F16> { using type = uint16_t; };
-template <> struct FloatElementStorage<DType::BF16> { using type = uint16_t; };
+/// How a dtype's elements are held in memory (float16 and bfloat16 as their
+/// bits; bool as one byte, 0 or 1, any other byte read as true).
+template <DType D> struct ElementStorage;
+template <> struct ElementStorage<DType::F64> { using type = double; };
+template <> struct ElementStorage<DType::F32> { using type = float; };
+template <> struct ElementStorage<DType::F16> { using type = uint16_t; };
+template <> struct ElementStorage<DType::BF16> { using type = uint16_t; };
+template <> struct ElementStorage<DType::I64> { using type = int64_t; };
+template <> struct ElementStorage<DType::I32> { using type = int32_t; };
+template <> struct ElementStorage<DType::I16> { using type = int16_t; };
+template <> struct ElementStorage<DType::I8> { using type = int8_t; };
+template <> struct ElementStorage<DType::U8> { using type = uint8_t; };
+template <> struct ElementStorage<DType::Bool> { using type = uint8_t; };
+template <DType D> using FloatElementStorage = ElementStorage<D>;
+
+constexpr bool isFloatElement(DType d) {
+  return d == DType::F64 || d == DType::F32 || d == DType::F16 ||
+         d == DType::BF16;
+}
+constexpr bool isIntegerElement(DType d) {
+  return !isFloatElement(d) && d != DType::Bool;
+}
+/// The smallest and largest value of an integer dtype.
+constexpr int64_t integerMin(DType d) {
+  return d == DType::I64   ? INT64_MIN
+         : d == DType::I32 ? INT32_MIN
+         : d == DType::I16 ? INT16_MIN
+         : d == DType::I8  ? INT8_MIN
+                           : 0;
+}
+constexpr int64_t integerMax(DType d) {
+  return d == DType::I64   ? INT64_MAX
+         : d == DType::I32 ? INT32_MAX
+         : d == DType::I16 ? INT16_MAX
+         : d == DType::I8  ? INT8_MAX
+         : d == DType::U8  ? UINT8_MAX
+                           : 1;
+}
+
+/// Whether a cast from `From` to `To` can meet a value it has no result
+/// for: a float to an integer (NaN, infinities, values out of range), or an
+/// integer to a narrower integer range. Such a cast is "checked": its
+/// element operation has convertChecked, which clears `ok` instead.
+constexpr bool isCheckedCast(DType from, DType to) {
+  if (!isIntegerElement(to))
+    return false;
+  if (isFloatElement(from))
+    return true;
+  return integerMin(from) < integerMin(to) || integerMax(from) > integerMax(to);
+}
 
 /// A `sizeof(Word)`-byte element, unchanged.
 template <typename Word> struct CopyElement {
   using Src = Word;
   using Dst = Word;
+  static constexpr bool kChecked = false;
   AOA_HOST_DEVICE static Word convert(Word word) { return word; }
 };
 
-/// A floating element converted from `From` to `To` (From != To). Every
-/// value of a narrower type is exactly a float, so only a double source
-/// needs its own rounding path.
+/// Any integer as a double, rounded once to nearest even: exact below
+/// 2^53; above, the bits below the 53 kept are folded into a sticky last
+/// bit (round to odd), so that a further rounding to float32, float16 or
+/// bfloat16 (at least 29 bits coarser there) is the one correct rounding
+/// of the integer, never a double rounding. `sticky` false gives the
+/// correctly rounded double itself.
+AOA_HOST_DEVICE inline double integerToDouble(int64_t value, bool sticky) {
+  uint64_t magnitude =
+      value < 0 ? uint64_t(0) - uint64_t(value) : uint64_t(value);
+  if (!sticky || magnitude < (uint64_t(1) << 53))
+    return static_cast<double>(value); // exact, or one rounding (rn)
+  uint64_t kept = (magnitude >> 11) | ((magnitude & 0x7FFu) != 0 ? 1u : 0u);
+  double result = static_cast<double>(kept) * 2048.0; // both exact
+  return value < 0 ? -result : result;
+}
+
+/// An element converted from `From` to `To` (From != To), as numpy's
+/// astype: between floats with one rounding to nearest even
+/// (FloatConversion.h; a double narrows to 16 bits through
+/// doubleToFloatRoundToOdd); an integer or bool to a float rounded once to
+/// nearest even; a float to an integer truncated toward zero; anything to
+/// bool is `!= 0` (NaN is true); bool is 0 or 1. A checked cast
+/// (isCheckedCast) gives 0 and clears `ok` where the value has no result.
 template <DType From, DType To> struct CastElement {
-  using Src = typename FloatElementStorage<From>::type;
-  using Dst = typename FloatElementStorage<To>::type;
+  using Src = typename ElementStorage<From>::type;
+  using Dst = typename ElementStorage<To>::type;
+  static constexpr bool kChecked = isCheckedCast(From, To);
 
   AOA_HOST_DEVICE static Dst convert(Src value) {
-    if constexpr (From == DType::F64)
-      return fromDouble(value);
-    else
-      return fromFloat(toFloat(value));
+    bool ok = true;
+    return convertChecked(value, ok);
+  }
+
+  AOA_HOST_DEVICE static Dst convertChecked(Src value, bool &ok) {
+    if constexpr (isFloatElement(From) && isFloatElement(To)) {
+      if constexpr (From == DType::F64)
+        return fromDouble(value);
+      else
+        return fromFloat(toFloat(value));
+    } else if constexpr (To == DType::Bool) {
+      if constexpr (isFloatElement(From))
+        return Dst(toFloatOrDouble(value) != 0 ? 1 : 0); // NaN != 0
+      else
+        return Dst(value != 0 ? 1 : 0);
+    } else if constexpr (isFloatElement(To)) {
+      // An integer or bool source; a double keeps 53 bits, so only int64
+      // can need rounding, and narrower targets round from the sticky
+      // double once.
+      int64_t integer = From == DType::Bool ? (value != 0 ? 1 : 0)
+                                            : int64_t(value);
+      double wide = integerToDouble(integer, To != DType::F64);
+      if constexpr (To == DType::F64)
+        return wide;
+      else
+        return fromDouble(wide);
+    } else if constexpr (isFloatElement(From)) {
+      // A float to an integer: truncation where the result is in range.
+      double wide = toDouble(value);
+      // min - 1 < wide < max + 1; both bounds are exact doubles (2^63 for
+      // int64, whose min - 1 rounds to the min itself, hence >=).
+      bool inRange =
+          To == DType::I64
+              ? wide >= -9223372036854775808.0 && wide < 9223372036854775808.0
+              : wide > double(integerMin(To)) - 1.0 &&
+                    wide < double(integerMax(To)) + 1.0; // false for NaN
+      ok = ok && inRange;
+      return inRange ? static_cast<Dst>(static_cast<int64_t>(wide)) : Dst(0);
+    } else {
+      // An integer or bool to an integer.
+      int64_t integer = From == DType::Bool ? (value != 0 ? 1 : 0)
+                                            : int64_t(value);
+      if constexpr (kChecked) {
+        bool inRange = integer >= integerMin(To) && integer <= integerMax(To);
+        ok = ok && inRange;
+        return inRange ? static_cast<Dst>(integer) : Dst(0);
+      } else {
+        return static_cast<Dst>(integer);
+      }
+    }
   }
 
 private:
@@ -71,6 +186,18 @@ private:
       return bfloat16ToFloat(value);
     else
       return value;
+  }
+  AOA_HOST_DEVICE static auto toFloatOrDouble(Src value) {
+    if constexpr (From == DType::F64)
+      return value;
+    else
+      return toFloat(value);
+  }
+  AOA_HOST_DEVICE static double toDouble(Src value) {
+    if constexpr (From == DType::F64)
+      return value;
+    else
+      return static_cast<double>(toFloat(value)); // exact; NaN stays NaN
   }
   /// One rounding into `To` (none into float64). F32 <-> F64 go through
   /// floatToDouble and doubleToFloat, which keep NaN payloads on the GPU too.
@@ -89,10 +216,39 @@ private:
       return doubleToHalf(value);
     else if constexpr (To == DType::BF16)
       return doubleToBFloat16(value);
+    else if constexpr (To == DType::F64)
+      return value;
     else
       return doubleToFloat(value);
   }
 };
+
+/// Op::convert, or for a checked operation Op::convertChecked, clearing
+/// `ok` where the value has no result. Unchecked operations compile to
+/// exactly Op::convert.
+template <typename Op>
+AOA_HOST_DEVICE inline typename Op::Dst
+convertElement(const typename Op::Src &value, bool &ok) {
+  if constexpr (Op::kChecked)
+    return Op::convertChecked(value, ok);
+  else
+    return Op::convert(value);
+}
+
+/// Records that the element at destination offset `offset` (in elements)
+/// has no result: the word keeps the smallest such offset. On the GPU many
+/// threads record at once (atomicMin); the host emulation runs one thread.
+AOA_HOST_DEVICE inline void recordCastFailure(unsigned long long *word,
+                                              unsigned long long offset) {
+  if (!word)
+    return;
+#ifdef __CUDA_ARCH__
+  atomicMin(word, offset);
+#else
+  if (offset < *word)
+    *word = offset;
+#endif
+}
 
 /// How many elements of a cast from `From` to `To` one vector holds: as
 /// many as fit 16 bytes on the narrower side (one 16-byte access there, two
@@ -120,6 +276,8 @@ struct alignas(sizeof(T) * Lanes < 16 ? sizeof(T) * Lanes : 16) LaneVector {
 template <DType From, DType To> struct CastLanes {
   static constexpr unsigned kLanes = kCastLanes<From, To>;
   using Element = CastElement<From, To>;
+  static_assert(!Element::kChecked, "checked casts are never moved in lanes");
+  static constexpr bool kChecked = false;
   using Src = LaneVector<typename Element::Src, kLanes>;
   using Dst = LaneVector<typename Element::Dst, kLanes>;
 
@@ -133,6 +291,19 @@ template <DType From, DType To> struct CastLanes {
     return result;
   }
 };
+
+/// Whether an element operation may run as a tiled transpose: copies of
+/// words up to 8 bytes and casts between floats (planStridedCopyLaunch
+/// sends every other cast elementwise), so that no tile kernel is
+/// instantiated for integer pairs.
+template <typename Op> struct MayTranspose : std::false_type {};
+template <typename Word>
+struct MayTranspose<CopyElement<Word>>
+    : std::integral_constant<bool, sizeof(Word) <= 8> {};
+template <DType From, DType To>
+struct MayTranspose<CastElement<From, To>>
+    : std::integral_constant<bool,
+                             isFloatElement(From) && isFloatElement(To)> {};
 
 /// Whether an element operation moves vectors of cast elements.
 template <typename Op> struct IsCastLanes : std::false_type {};
@@ -174,8 +345,8 @@ AOA_HOST_DEVICE inline void storeStridedElement(unsigned char *at, T value) {
 }
 
 /// Calls `body(Tag())` where Tag::value is `dtype` as a compile-time
-/// constant; false when `dtype` is not floating.
-template <typename Body> bool withFloatElementDType(DType dtype, Body &&body) {
+/// constant.
+template <typename Body> bool withElementDType(DType dtype, Body &&body) {
   switch (dtype) {
   case DType::F64:
     body(std::integral_constant<DType, DType::F64>());
@@ -189,16 +360,33 @@ template <typename Body> bool withFloatElementDType(DType dtype, Body &&body) {
   case DType::BF16:
     body(std::integral_constant<DType, DType::BF16>());
     return true;
-  default:
-    return false;
+  case DType::I64:
+    body(std::integral_constant<DType, DType::I64>());
+    return true;
+  case DType::I32:
+    body(std::integral_constant<DType, DType::I32>());
+    return true;
+  case DType::I16:
+    body(std::integral_constant<DType, DType::I16>());
+    return true;
+  case DType::I8:
+    body(std::integral_constant<DType, DType::I8>());
+    return true;
+  case DType::U8:
+    body(std::integral_constant<DType, DType::U8>());
+    return true;
+  case DType::Bool:
+    body(std::integral_constant<DType, DType::Bool>());
+    return true;
   }
+  return false;
 }
 
 /// Calls `body(Op())` with the element operation of a strided copy: a copy
 /// of `copyWordBytes`-byte words when `isCopy` (1, 2, 4, 8 or 16), else the
-/// cast from `from` to `to` (two different floating dtypes), element by
-/// element or, with `castInLanes`, kCastLanes<from, to> elements at a time.
-/// False, and no call, for anything else.
+/// cast from `from` to `to` (two different dtypes), element by element or,
+/// with `castInLanes` (floating dtypes only), kCastLanes<from, to> elements
+/// at a time. False, and no call, for anything else.
 template <typename Body>
 bool withStridedCopyElement(bool isCopy, unsigned copyWordBytes,
                             bool castInLanes, DType from, DType to,
@@ -225,16 +413,23 @@ bool withStridedCopyElement(bool isCopy, unsigned copyWordBytes,
     }
   }
   bool called = false;
-  withFloatElementDType(from, [&](auto fromTag) {
-    withFloatElementDType(to, [&](auto toTag) {
+  withElementDType(from, [&](auto fromTag) {
+    withElementDType(to, [&](auto toTag) {
       constexpr DType fromValue = decltype(fromTag)::value;
       constexpr DType toValue = decltype(toTag)::value;
       if constexpr (fromValue != toValue) {
-        if (castInLanes)
-          body(CastLanes<fromValue, toValue>());
-        else
+        // Only casts between floats move in lanes (planStridedCopyLaunch);
+        // the others are not instantiated as lanes at all.
+        if constexpr (isFloatElement(fromValue) && isFloatElement(toValue)) {
+          if (castInLanes)
+            body(CastLanes<fromValue, toValue>());
+          else
+            body(CastElement<fromValue, toValue>());
+          called = true;
+        } else if (!castInLanes) {
           body(CastElement<fromValue, toValue>());
-        called = true;
+          called = true;
+        }
       }
     });
   });

@@ -127,6 +127,7 @@ ElementwiseShape<Index> makeElementwiseShape(const StridedCopyLaunch &launch,
   }
   shape.source = static_cast<const unsigned char *>(launch.source);
   shape.destination = static_cast<unsigned char *>(launch.destination);
+  shape.castFailure = launch.castFailure;
   return shape;
 }
 
@@ -204,6 +205,8 @@ Expected<StridedCopyLaunch> planStridedCopyLaunch(const StridedCopy &copy) {
   launch.to = copy.to;
   launch.source = copy.source;
   launch.destination = copy.destination;
+  launch.castFailure = castMayFail(copy.from, copy.to) ? copy.castFailure
+                                                       : nullptr;
   uint64_t count = copy.elementCount();
   if (count == 0)
     return launch; // Empty
@@ -226,8 +229,11 @@ Expected<StridedCopyLaunch> planStridedCopyLaunch(const StridedCopy &copy) {
                      isAligned(launch.destination, dtypeSize(copy.to));
   }
 
-  int rowDim = transposeRowDim(dims, rank);
-  if (rowDim < 0 && !launch.isCopy && launch.aligned)
+  // Casts with an integer or bool side run element by element (see the
+  // header): neither tiles nor lanes are instantiated for them.
+  bool floatCast = isFloatingDType(copy.from) && isFloatingDType(copy.to);
+  int rowDim = launch.isCopy || floatCast ? transposeRowDim(dims, rank) : -1;
+  if (rowDim < 0 && floatCast && launch.aligned)
     count /= castInLanes(launch, dims, rank);
   if (rowDim >= 0) {
     launch.path = StridedCopyPath::Transpose;

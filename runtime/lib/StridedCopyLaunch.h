@@ -20,6 +20,13 @@
 //    moves vectors of consecutive elements (CastLanes: 16 bytes on the
 //    narrower side), converted lane by lane.
 //
+// Casts that involve an integer or bool dtype always run elementwise,
+// element by element: they are rare, and this keeps the kernels of the 78
+// such pairs few. A checked cast (StridedCopyElement.h) records the
+// smallest destination offset of an element without a result in the copy's
+// cast-failure word (atomicMin on the GPU); unchecked operations compile
+// without that code.
+//
 // The bodies below are written for one thread of one block, with the block
 // and thread indices as arguments, so the host runs the very same code by
 // looping over blocks and threads (runStridedCopyOnHost, phase by phase for
@@ -120,6 +127,8 @@ template <typename Index> struct ElementwiseShape {
   int64_t destinationStrides[kMaxStridedCopyRank] = {};
   const unsigned char *source = nullptr;
   unsigned char *destination = nullptr;
+  /// StridedCopy::castFailure (checked casts only).
+  unsigned long long *castFailure = nullptr;
 };
 
 /// The transpose kernel's argument. `rows` is the dimension the tiles read
@@ -167,6 +176,8 @@ struct StridedCopyLaunch {
   bool transposeInPairs = false;
   DType from = DType::F32, to = DType::F32;
   bool aligned = true;
+  /// StridedCopy::castFailure where the cast is checked, else null.
+  unsigned long long *castFailure = nullptr;
   /// Contiguous: the bytes to copy from source to destination.
   uint64_t contiguousBytes = 0;
   const void *source = nullptr;
@@ -231,10 +242,17 @@ copyElementGroup(const ElementwiseShape<Index> &shape, Index first,
 #pragma unroll
 #endif
   for (unsigned j = 0; j < kElementsPerThread; ++j) {
-    if (first + Index(j) * step < shape.count)
+    if (first + Index(j) * step < shape.count) {
+      bool ok = true;
       storeStridedElement<Dst, Aligned>(
           shape.destination + destinations[j] * int64_t(sizeof(Dst)),
-          Op::convert(values[j]));
+          convertElement<Op>(values[j], ok));
+      if constexpr (Op::kChecked) {
+        if (!ok)
+          recordCastFailure(shape.castFailure,
+                            (unsigned long long)destinations[j]);
+      }
+    }
   }
 }
 

@@ -166,4 +166,40 @@ planTransformStages(llvm::ArrayRef<plan::TransformStep> steps, DType inDtype,
   return data.takeStages();
 }
 
+namespace {
+/// Moves `offset` through stages [first, end).
+uint64_t offsetThroughStages(llvm::ArrayRef<TransformStage> stages,
+                             size_t first, uint64_t offset) {
+  for (size_t k = first; k < stages.size(); ++k) {
+    const TransformStage &next = stages[k];
+    // Input coordinates of the element, then output axis i takes input
+    // axis permutation[i].
+    size_t rank = next.inputShape.size();
+    std::vector<int64_t> input(rank);
+    uint64_t rest = offset;
+    for (size_t i = rank; i-- > 0;) {
+      uint64_t extent = uint64_t(next.inputShape[i]);
+      input[i] = int64_t(rest % extent);
+      rest /= extent;
+    }
+    std::vector<int64_t> outputShape = next.outputShape();
+    offset = 0;
+    for (size_t i = 0; i < rank; ++i)
+      offset = offset * uint64_t(outputShape[i]) +
+               uint64_t(input[next.permutation[i]]);
+  }
+  return offset;
+}
+} // namespace
+
+uint64_t transformOutputOffset(llvm::ArrayRef<TransformStage> stages,
+                               size_t stage, uint64_t offset) {
+  return offsetThroughStages(stages, stage + 1, offset);
+}
+
+uint64_t transformInputOffset(llvm::ArrayRef<TransformStage> stages,
+                              uint64_t offset) {
+  return offsetThroughStages(stages, 0, offset);
+}
+
 } // namespace aoa::runtime

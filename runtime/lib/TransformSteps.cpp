@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/runtime/TransformSteps.h"
 
+#include "aoa/runtime/Cast.h"
 #include "aoa/runtime/RegionCopy.h"
 #include "aoa/runtime/TransformStages.h"
 
@@ -17,7 +18,8 @@ namespace aoa::runtime {
 
 Status applyTransformSteps(llvm::ArrayRef<plan::TransformStep> steps,
                            const TensorView &input,
-                           const MutableTensorView &output) {
+                           const MutableTensorView &output,
+                           TransformCastFailure *castFailure) {
   Expected<std::vector<TransformStage>> stages = planTransformStages(
       steps, input.dtype, input.shape, output.dtype, output.shape);
   if (!stages)
@@ -40,11 +42,18 @@ Status applyTransformSteps(llvm::ArrayRef<plan::TransformStep> steps,
           MutableTensorView(temporaries.back().get(), bytes, stage.to, shape);
     }
     Box whole = Box::fromShape(stage.inputShape);
+    uint64_t failure = kNoCastFailure;
     if (Status status =
             copyRegion(current, whole, target, stage.permutation.apply(whole),
-                       stage.permutation);
-        !status)
+                       stage.permutation, &failure);
+        !status) {
+      if (failure != kNoCastFailure && castFailure) {
+        castFailure->from = stage.from;
+        castFailure->to = stage.to;
+        castFailure->offset = transformOutputOffset(*stages, i, failure);
+      }
       return status;
+    }
     data = target.data;
     byteSize = target.byteSize;
   }

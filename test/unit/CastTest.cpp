@@ -14,6 +14,7 @@
 #include "aoa/runtime/Cast.h"
 #include "aoa/runtime/FloatConversion.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,6 +24,7 @@
 
 using namespace aoa;
 using namespace aoa::runtime;
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -377,29 +379,104 @@ TEST(Cast, UnalignedAndInPlace) {
   EXPECT_EQ(buffer[1], 0xC000u);
 }
 
-TEST(Cast, RefusedCasts) {
-  int32_t ints[2] = {1, 2};
-  float floats[2];
-  Status status = castElements(DType::I32, ints, DType::F32, floats, 2);
+/// Bits of a float32 value.
+static uint32_t f32Bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  return bits;
+}
+
+TEST(Cast, IntegersToFloatsRoundOnce) {
+  // Expected values derived by hand: float32 keeps 24 bits.
+  int64_t wide[] = {
+      (int64_t(1) << 24) + 1,                        // tie: to even, 2^24
+      (int64_t(1) << 24) + 3,                        // tie: to even, 2^24 + 4
+      (int64_t(1) << 53) + (int64_t(1) << 29) + 1,   // via double: 2^53 (twice
+                                                     // rounded); once: 2^53+2^30
+      -((int64_t(1) << 53) + (int64_t(1) << 29) + 1),
+      (int64_t(1) << 53) + (int64_t(1) << 29),       // exact tie: to even, 2^53
+      INT64_MAX,                                     // 2^63
+      INT64_MIN};                                    // -2^63
+  float narrow[7];
+  ASSERT_TRUE(castElements(DType::I64, wide, DType::F32, narrow, 7));
+  EXPECT_EQ(f32Bits(narrow[0]), 0x4B800000u); // 2^24
+  EXPECT_EQ(f32Bits(narrow[1]), 0x4B800002u); // 2^24 + 4
+  EXPECT_EQ(f32Bits(narrow[2]), 0x5A000001u); // 2^53 + 2^30
+  EXPECT_EQ(f32Bits(narrow[3]), 0xDA000001u);
+  EXPECT_EQ(f32Bits(narrow[4]), 0x5A000000u); // 2^53
+  EXPECT_EQ(f32Bits(narrow[5]), 0x5F000000u); // 2^63
+  EXPECT_EQ(f32Bits(narrow[6]), 0xDF000000u);
+  // float16: 2049 is a tie between 2048 and 2050 (to even: 2048), 65519
+  // rounds down to 65504, 65520 is the tie to Inf; int64 2^53+2^42+1 to
+  // bfloat16 (8 bits): once rounded 2^53 + 2^46, not the double-rounded 2^53.
+  int64_t halves[] = {2049, 2051, 65519, 65520,
+                      (int64_t(1) << 53) + (int64_t(1) << 45) + 1};
+  uint16_t f16[5], bf16[5];
+  ASSERT_TRUE(castElements(DType::I64, halves, DType::F16, f16, 5));
+  EXPECT_EQ(f16[0], 0x6800u); // 2048
+  EXPECT_EQ(f16[1], 0x6802u); // 2052
+  EXPECT_EQ(f16[2], 0x7BFFu); // 65504
+  EXPECT_EQ(f16[3], 0x7C00u); // Inf
+  ASSERT_TRUE(castElements(DType::I64, halves, DType::BF16, bf16, 5));
+  EXPECT_EQ(bf16[4], 0x5A01u); // 2^53 + 2^46
+  double doubles[1];
+  int64_t odd[] = {(int64_t(1) << 53) + 1};
+  ASSERT_TRUE(castElements(DType::I64, odd, DType::F64, doubles, 1));
+  EXPECT_EQ(doubles[0], 9007199254740992.0);
+}
+
+TEST(Cast, FloatsToIntegersTruncateOrFail) {
+  float values[] = {1.9f, -1.9f, 127.99f, -128.99f, -0.5f, -0.0f};
+  int8_t i8[6];
+  ASSERT_TRUE(castElements(DType::F32, values, DType::I8, i8, 6));
+  EXPECT_EQ(std::vector<int>(i8, i8 + 6), (std::vector<int>{1, -1, 127, -128,
+                                                              0, 0}));
+  uint8_t u8[6];
+  ASSERT_TRUE(castElements(DType::F32, values, DType::Bool, u8, 6));
+  EXPECT_EQ(std::vector<int>(u8, u8 + 6),
+            (std::vector<int>{1, 1, 1, 1, 1, 0})); // -0.0 is false
+  float bad[] = {1.0f, 128.0f, std::nanf(""), -129.0f};
+  Status status = castElements(DType::F32, bad, DType::I8, i8, 4);
   ASSERT_FALSE(status);
   EXPECT_EQ(status.error().toString(),
-            "cannot cast int32 to float32: casts are defined between floating "
-            "dtypes (float64, float32, float16, bfloat16) only\nhint: remove "
-            "the cast, or cast between floating dtypes");
-  EXPECT_FALSE(castElements(DType::F32, floats, DType::Bool, ints, 2));
-  EXPECT_FALSE(isCastSupported(DType::I8, DType::U8));
-  EXPECT_TRUE(isCastSupported(DType::I8, DType::I8));
-  EXPECT_TRUE(isCastSupported(DType::BF16, DType::F64));
+            "cannot cast float32 to int8: element 1 is NaN, infinite or "
+            "outside int8's range\nhint: fix the source data, or cast to a "
+            "dtype that holds it; casts never wrap or saturate");
+  // int64's edges: -2^63 fits, 2^63 does not.
+  double edges[] = {-9223372036854775808.0, 9223372036854775808.0};
+  int64_t i64[2];
+  status = castElements(DType::F64, edges, DType::I64, i64, 2);
+  ASSERT_FALSE(status);
+  EXPECT_EQ(i64[0], INT64_MIN);
+  EXPECT_THAT(status.error().message, HasSubstr("element 1 "));
+  float nan = std::nanf("");
+  uint8_t flag = 0;
+  ASSERT_TRUE(castElements(DType::F32, &nan, DType::Bool, &flag, 1));
+  EXPECT_EQ(flag, 1);
+}
 
-  double doubles[4] = {1, 2, 3, 4};
-  Status overlap = castElements(DType::F64, doubles, DType::F32,
-                                reinterpret_cast<char *>(doubles) + 4, 2);
-  ASSERT_FALSE(overlap);
-  EXPECT_EQ(overlap.error().message,
-            "cannot cast float64 to float32: the source and destination "
-            "arrays overlap");
-  EXPECT_EQ(doubles[0], 1.0); // nothing written
-  EXPECT_TRUE(castElements(DType::I32, nullptr, DType::I32, nullptr, 0));
+TEST(Cast, IntegerNarrowingFailsWhereItDoesNotFit) {
+  int32_t ints[] = {0, 255, -1, 256};
+  uint8_t u8[4];
+  Status status = castElements(DType::I32, ints, DType::U8, u8, 4);
+  ASSERT_FALSE(status);
+  EXPECT_EQ(status.error().message,
+            "cannot cast int32 to uint8: element 2 does not fit uint8");
+  uint8_t bytes[] = {0, 200, 255};
+  int8_t i8[3];
+  EXPECT_FALSE(castElements(DType::U8, bytes, DType::I8, i8, 3));
+  int16_t i16[3];
+  ASSERT_TRUE(castElements(DType::U8, bytes, DType::I16, i16, 3));
+  EXPECT_EQ(i16[1], 200);
+  uint8_t flags[] = {0, 1, 1};
+  int64_t i64[3];
+  ASSERT_TRUE(castElements(DType::Bool, flags, DType::I64, i64, 3));
+  EXPECT_EQ(i64[2], 1);
+  EXPECT_TRUE(castMayFail(DType::I16, DType::U8));
+  EXPECT_TRUE(castMayFail(DType::U8, DType::I8));
+  EXPECT_FALSE(castMayFail(DType::U8, DType::I16));
+  EXPECT_FALSE(castMayFail(DType::I64, DType::F16)); // overflow is Inf
+  EXPECT_TRUE(isCastSupported(DType::I8, DType::U8));
 }
 
 } // namespace

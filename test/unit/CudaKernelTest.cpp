@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/ir/ShardMetadata.h"
+#include "aoa/runtime/Cast.h"
 #include "aoa/runtime/Device.h"
 #include "aoa/runtime/RegionCopy.h"
 #include "aoa/runtime/StridedCopy.h"
@@ -359,3 +360,57 @@ TEST_F(CudaKernel, CopiesQueueOnTheirStream) {
 }
 
 } // namespace
+
+TEST_F(CudaKernel, IntegerCastsAndTheirFailureWordMatchTheHost) {
+  // Every dtype pair (integer and bool ones included) on a gather and a
+  // long run: the GPU gives the bytes and the cast-failure word (the
+  // smallest destination offset without a result, by atomicMin) that the
+  // host run of the same bodies gives (runStridedCopyOnHost).
+  std::mt19937_64 rng(23);
+  std::optional<Permutation> p = Permutation::fromAxes({1, 2, 0}, 3);
+  for (DType from : kAllDTypes)
+    for (DType to : kAllDTypes) {
+      if (from == to)
+        continue;
+      SCOPED_TRACE(std::string(dtypeName(from)) + " to " +
+                   std::string(dtypeName(to)));
+      Buffer cube(from, {30, 40, 50}, 0);
+      cube.fillSpecial(rng);
+      Buffer gathered(to, {38, 9, 28}, 0);
+      Box srcRegion({1, 1, 2}, {28, 38, 9});
+      Box dstRegion = Box::fromShape({38, 9, 28});
+      // The host: the same StridedCopy on host memory.
+      Buffer expected = gathered;
+      Expected<StridedCopy> hostCopy =
+          describeRegionCopy(cube.view(), srcRegion, expected.mutableView(),
+                             dstRegion, *p);
+      ASSERT_TRUE(hostCopy) << hostCopy.error().toString();
+      unsigned long long hostWord = kNoCastFailure;
+      hostCopy->castFailure = &hostWord;
+      runStridedCopyOnHost(*hostCopy);
+      // The GPU.
+      DeviceMemory fromMemory = upload(cube), toMemory = upload(gathered);
+      Expected<DeviceMemory> word = device_->allocate(8);
+      ASSERT_TRUE(word && fromMemory && toMemory);
+      unsigned long long gpuWord = kNoCastFailure;
+      ASSERT_TRUE(device_->upload(0, word->data(), &gpuWord, 8));
+      Expected<StridedCopy> copy = describeRegionCopy(
+          TensorView(fromMemory.data(), cube.bytes(), from, cube.shape),
+          srcRegion,
+          MutableTensorView(toMemory.data(), gathered.bytes(), to,
+                            gathered.shape),
+          dstRegion, *p);
+      ASSERT_TRUE(copy) << copy.error().toString();
+      copy->castFailure = reinterpret_cast<unsigned long long *>(word->data());
+      ASSERT_TRUE(device_->copy(0, *copy));
+      std::vector<unsigned char> actual(gathered.storage.size());
+      ASSERT_TRUE(device_->download(0, actual.data(), toMemory.data(),
+                                    actual.size()));
+      ASSERT_TRUE(device_->download(0, &gpuWord, word->data(), 8));
+      ASSERT_TRUE(device_->synchronize(0));
+      EXPECT_EQ(gpuWord, hostWord);
+      EXPECT_TRUE(actual == expected.storage);
+      if (HasFailure())
+        return;
+    }
+}

@@ -280,12 +280,6 @@ TEST(RegionCopy, InvalidArguments) {
   EXPECT_THAT(error(negative, Box({0, 0}, {0, 0}), dst.mutableView(),
                     Box({0, 0}, {0, 0}), identity),
               HasSubstr("source shape [-4, 2] has a negative extent"));
-  Buffer ints(DType::I32, {2, 4}, 0);
-  EXPECT_EQ(error(src.view(), Box({0, 0}, {4, 2}), ints.mutableView(),
-                  Box({0, 0}, {2, 4}), transpose),
-            "region copy: cannot cast float32 to int32: casts are defined "
-            "between floating dtypes only\nhint: remove the cast, or cast "
-            "between floating dtypes");
   // The destination inside the source's memory.
   TensorView flat(src.bytes.data(), 32, DType::F32, {8});
   MutableTensorView aliased(src.bytes.data() + 8, 8, DType::F32, {2});

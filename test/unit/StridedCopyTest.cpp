@@ -497,14 +497,12 @@ TEST(StridedCopy, ErrorsAreCopyRegionErrors) {
     ASSERT_FALSE(copy);
     EXPECT_EQ(copy.error().toString(), expected.error().toString());
   }
+  // Every dtype pair casts; int32 is a checked target.
   Expected<StridedCopy> cast =
       describeRegionCopy(src.view(), Box({0, 0}, {4, 2}), ints.mutableView(),
                          Box({0, 0}, {2, 4}), transpose);
-  ASSERT_FALSE(cast);
-  EXPECT_EQ(cast.error().toString(),
-            "region copy: cannot cast float32 to int32: casts are defined "
-            "between floating dtypes only\nhint: remove the cast, or cast "
-            "between floating dtypes");
+  ASSERT_TRUE(cast);
+  EXPECT_EQ(cast->to, DType::I32);
   // Nothing was written.
   EXPECT_TRUE(dst.storage == Buffer(DType::F32, {2, 4}).storage);
 }

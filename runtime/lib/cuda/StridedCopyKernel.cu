@@ -119,8 +119,9 @@ bool launchKernel(const StridedCopyLaunch &launch, unsigned blocks,
         <<<blocks, kElementwiseThreads, 0, stream>>>(launch.elementwise64);
     return true;
   case StridedCopyPath::Transpose:
-    // Transposes never move widened words or cast vectors.
-    if constexpr (sizeof(typename Op::Src) <= 8 && !IsCastLanes<Op>::value) {
+    // Transposes never move widened words, cast vectors or casts with an
+    // integer side.
+    if constexpr (MayTranspose<Op>::value) {
       const TransposeShape &shape = launch.transpose;
       dim3 grid(unsigned(std::min<int64_t>(shape.columnTiles, INT32_MAX)),
                 unsigned(std::min<int64_t>(shape.rowTiles, 65535)),

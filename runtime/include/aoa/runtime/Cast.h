@@ -1,9 +1,16 @@
 //===- Cast.h - Converting arrays of elements between dtypes ----*- C++ -*-===//
 //
-// Bulk conversion of contiguous arrays: any dtype to itself (a copy of the
-// bits), and every pair of floating types (float64, float32, float16,
-// bfloat16) with the rounding of FloatConversion.h. Casts involving integer
-// or bool dtypes are not defined (DType.h: casts are between floating types).
+// Bulk conversion of contiguous arrays between any two dtypes, as numpy's
+// astype (docs/language.md, "Casts"): any dtype to itself is a copy of the
+// bits; between floats, and from integers to floats, values round once to
+// nearest even (FloatConversion.h); floats to integers truncate toward
+// zero; anything to bool is `!= 0` (NaN is true); bool is 0 or 1.
+//
+// Some casts are checked (castMayFail): a float to an integer meets NaN,
+// infinities and values outside the integer's range, and an integer to a
+// narrower (or differently signed) integer meets values that do not fit.
+// Such an element has no result: the cast fails, naming the first one,
+// rather than wrap or give an unspecified value.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_RUNTIME_CAST_H
@@ -13,17 +20,32 @@
 #include "aoa/runtime/Error.h"
 
 #include <cstddef>
+#include <string>
 
 namespace aoa::runtime {
 
-/// True when castElements converts `from` to `to`: equal dtypes, or two
-/// floating dtypes.
+/// True when castElements converts `from` to `to`: every pair of dtypes.
 bool isCastSupported(DType from, DType to);
+
+/// True when a cast from `from` to `to` can meet an element without a
+/// result (a float to an integer; an integer to one of a narrower range).
+bool castMayFail(DType from, DType to);
+
+/// A cast-failure word (the smallest failing element's offset) that
+/// records no failure.
+constexpr unsigned long long kNoCastFailure = ~0ull;
+
+/// "cannot cast float32 to int8: ELEMENT is NaN, infinite or outside
+/// int8's range" (or "does not fit int8" for an integer source), with a
+/// hint; `element` says which element, e.g. "element [2, 3] of 'w'".
+Error castFailureError(DType from, DType to, const std::string &element);
 
 /// Converts `count` elements at `src` (of dtype `from`) into `dst` (of dtype
 /// `to`). Pointers need no alignment. The two arrays must not overlap, except
 /// that a cast between dtypes of equal size may work in place (src == dst).
-/// Fails, writing nothing, for an unsupported pair or overlapping arrays.
+/// Fails, writing nothing, for an unsupported pair or overlapping arrays;
+/// fails after converting when a checked cast meets an element without a
+/// result (castFailureError, naming the first such index).
 Status castElements(DType from, const void *src, DType to, void *dst,
                     size_t count);
 

@@ -17,6 +17,7 @@
 #define AOA_RUNTIME_RANKROUND_H
 
 #include "aoa/ir/Plan.h"
+#include "aoa/ir/DType.h"
 #include "aoa/runtime/Error.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -91,6 +92,13 @@ public:
 
   /// "rank R, round N".
   std::string where() const;
+
+  /// The error of copy `i` whose cast from `from` to `to` met an element
+  /// without a result at row-major offset `offset` of the copy's output:
+  /// it names the destination key the element is written to and its
+  /// global coordinates there (following later copies of the round), or
+  /// the output buffer where no write of this round takes it.
+  Error castFailure(uint32_t i, DType from, DType to, uint64_t offset) const;
 
 private:
   const plan::Plan &plan_;

@@ -33,9 +33,17 @@ namespace aoa::runtime {
 /// failure: ranks agree; extents are non-negative; each view's bytes hold its
 /// shape; each region lies inside its tensor; the destination region's shape
 /// is the permuted source region's; the buffers do not overlap.
+///
+/// A checked cast (Cast.h) of an element without a result (NaN to int8,
+/// 300 to uint8) fails after the copy, with castFailureError's message;
+/// the destination then holds 0 at such elements. `castFailure`, when
+/// given, receives the smallest destination offset of such an element (in
+/// elements from the destination region's first one, which for a whole
+/// dense tensor is its row-major index), or kNoCastFailure (~0) if none.
 Status copyRegion(const TensorView &src, const Box &srcRegion,
                   const MutableTensorView &dst, const Box &dstRegion,
-                  const Permutation &permutation);
+                  const Permutation &permutation,
+                  uint64_t *castFailure = nullptr);
 
 /// copyRegion with the identity permutation.
 Status copyRegion(const TensorView &src, const Box &srcRegion,

@@ -54,6 +54,12 @@ struct StridedCopy {
   DType from = DType::F32, to = DType::F32;
   const void *source = nullptr;
   void *destination = nullptr;
+  /// For a checked cast (Cast.h: castMayFail): a word in the memory the
+  /// copy runs in (device memory for a kernel), holding kNoCastFailure
+  /// before the copy, that the copy lowers to the smallest destination
+  /// offset (in elements from `destination`) of an element without a
+  /// result. Null: such elements are not reported (they become 0).
+  unsigned long long *castFailure = nullptr;
 
   /// The product of the first `rank` extents (1 for rank 0).
   uint64_t elementCount() const;

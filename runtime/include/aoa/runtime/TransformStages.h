@@ -59,6 +59,15 @@ planTransformStages(llvm::ArrayRef<plan::TransformStep> steps, DType inDtype,
                     llvm::ArrayRef<int64_t> inShape, DType outDtype,
                     llvm::ArrayRef<int64_t> outShape);
 
+/// The row-major index in the last stage's output of the element at
+/// row-major index `offset` of stage `stage`'s output: the later stages'
+/// permutations move it (a reshape keeps row-major indices).
+uint64_t transformOutputOffset(llvm::ArrayRef<TransformStage> stages,
+                               size_t stage, uint64_t offset);
+/// The same for row-major index `offset` of the first stage's input.
+uint64_t transformInputOffset(llvm::ArrayRef<TransformStage> stages,
+                              uint64_t offset);
+
 } // namespace aoa::runtime
 
 #endif // AOA_RUNTIME_TRANSFORMSTAGES_H

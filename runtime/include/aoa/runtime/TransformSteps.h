@@ -21,12 +21,24 @@
 
 namespace aoa::runtime {
 
+/// Where a checked cast of a transform met an element without a result:
+/// `offset` is the element's row-major index in `output`.
+struct TransformCastFailure {
+  DType from = DType::F32;
+  DType to = DType::F32;
+  uint64_t offset = 0;
+};
+
 /// Writes `steps` applied to `input` into `output`, whose dtype and shape
 /// must be the result's. Fails, with a message that names the step, when a
-/// step does not fit the data or the result does not fit `output`.
+/// step does not fit the data or the result does not fit `output`; fails
+/// after the copy when a cast meets an element without a result (Cast.h),
+/// then filling `castFailure` if given (the first such element of the
+/// first stage that has one, traced to the output).
 Status applyTransformSteps(llvm::ArrayRef<plan::TransformStep> steps,
                            const TensorView &input,
-                           const MutableTensorView &output);
+                           const MutableTensorView &output,
+                           TransformCastFailure *castFailure = nullptr);
 
 } // namespace aoa::runtime
 
