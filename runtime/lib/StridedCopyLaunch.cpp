@@ -233,7 +233,7 @@ Expected<StridedCopyLaunch> planStridedCopyLaunch(const StridedCopy &copy) {
   // header): neither tiles nor lanes are instantiated for them.
   bool floatCast = isFloatingDType(copy.from) && isFloatingDType(copy.to);
   int rowDim = launch.isCopy || floatCast ? transposeRowDim(dims, rank) : -1;
-  if (rowDim < 0 && floatCast && launch.aligned)
+  if (rowDim < 0 && !launch.isCopy && floatCast && launch.aligned)
     count /= castInLanes(launch, dims, rank);
   if (rowDim >= 0) {
     launch.path = StridedCopyPath::Transpose;

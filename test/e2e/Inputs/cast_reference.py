@@ -84,6 +84,9 @@ def cast(src_dtype, bits, dst_dtype):
     value has no result."""
     value = decode(src_dtype, bits)
     if dst_dtype in FLOATS:
+        # A Fraction has no sign of zero: -0.0 stays -0.0 (IEEE 754).
+        if src_dtype in FLOATS and bits == 1 << sum(FLOATS[src_dtype]):
+            return 1 << sum(FLOATS[dst_dtype])
         return encode_float(dst_dtype, value)
     if dst_dtype == "bool":
         return 1 if isinstance(value, tuple) or value != 0 else 0
