@@ -1,4 +1,5 @@
-//===- AxisTrace.cpp -------------------------------------------------------===//
+//===- AxisTrace.cpp
+//-------------------------------------------------------===//
 #include "aoa/passes/AxisTrace.h"
 
 #include "aoa/ir/Permutation.h"
@@ -89,7 +90,9 @@ std::string describeKeyAxes(const std::vector<unsigned> &axes,
                             const std::string &key) {
   std::string list;
   for (size_t i = 0; i < axes.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == axes.size() ? " and " : ", ") +
+    list += (i == 0                 ? ""
+             : i + 1 == axes.size() ? " and "
+                                    : ", ") +
             std::to_string(axes[i]);
   return (axes.size() == 1 ? "axis " : "axes ") + list + " of '" + key + "'";
 }

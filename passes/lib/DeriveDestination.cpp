@@ -1,4 +1,5 @@
-//===- DeriveDestination.cpp - The layout a plan without --dst writes ------===//
+//===- DeriveDestination.cpp - The layout a plan without --dst writes
+//------===//
 //
 // Without a destination layout, resolve-outputs derives the targets (the
 // dataflow's leaves and their optimizer states), each whole and unsharded,
@@ -38,8 +39,9 @@ public:
         state.diags
             .error(SourceLocation{},
                    "cannot derive the destination layout: the target '" +
-                       target.key + "' appears twice or has too many "
-                                    "dimensions")
+                       target.key +
+                       "' appears twice or has too many "
+                       "dimensions")
             .hint("pass the destination layout with --dst");
         return false;
       }

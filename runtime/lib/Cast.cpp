@@ -17,8 +17,8 @@ Error castFailureError(DType from, DType to, const std::string &element) {
   std::string why = isFloatingDType(from)
                         ? " is NaN, infinite or outside " + target + "'s range"
                         : " does not fit " + target;
-  return Error{"cannot cast " + std::string(dtypeName(from)) + " to " +
-                   target + ": " + element + why,
+  return Error{"cannot cast " + std::string(dtypeName(from)) + " to " + target +
+                   ": " + element + why,
                "fix the source data, or cast to a dtype that holds it; casts "
                "never wrap or saturate"};
 }

@@ -163,7 +163,8 @@ Error RankRound::castFailure(uint32_t i, DType from, DType to,
     const plan::Instruction *next = nullptr;
     for (const plan::Instruction &inst : round_->instructions) {
       if (inst.opcode == Opcode::Write && inst.buffer == buffer) {
-        const plan::StoredTensor &tensor = plan_.destinationTensors[inst.tensor];
+        const plan::StoredTensor &tensor =
+            plan_.destinationTensors[inst.tensor];
         // The buffer is the region, row-major.
         std::vector<int64_t> coordinates(inst.region.rank());
         uint64_t rest = offset;
@@ -174,15 +175,14 @@ Error RankRound::castFailure(uint32_t i, DType from, DType to,
         }
         uint64_t flat = 0;
         for (size_t d = 0; d < coordinates.size(); ++d)
-          flat = flat * uint64_t(tensor.globalShape[d]) +
-                 uint64_t(coordinates[d]);
-        return prefixed(where(),
-                        castFailureError(from, to,
-                                         "element " + formatShape(coordinates) +
-                                             " (flat index " +
-                                             std::to_string(flat) +
-                                             ") of destination key '" +
-                                             tensor.key + "'"));
+          flat =
+              flat * uint64_t(tensor.globalShape[d]) + uint64_t(coordinates[d]);
+        return prefixed(
+            where(),
+            castFailureError(from, to,
+                             "element " + formatShape(coordinates) +
+                                 " (flat index " + std::to_string(flat) +
+                                 ") of destination key '" + tensor.key + "'"));
       }
       if (inst.opcode == Opcode::Copy && inst.input == buffer && !next)
         next = &inst;
@@ -198,11 +198,10 @@ Error RankRound::castFailure(uint32_t i, DType from, DType to,
     offset = transformInputOffset(*stages, offset);
     buffer = next->buffer;
   }
-  return prefixed(where(), castFailureError(from, to,
-                                            "element " +
-                                                std::to_string(offset) +
-                                                " of buffer %" +
-                                                std::to_string(buffer)));
+  return prefixed(
+      where(), castFailureError(from, to,
+                                "element " + std::to_string(offset) +
+                                    " of buffer %" + std::to_string(buffer)));
 }
 
 Status RankRound::runWrite(uint32_t i, DestinationFiles &destinations) const {

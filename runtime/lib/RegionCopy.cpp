@@ -8,8 +8,8 @@
 #include "aoa/runtime/RegionCopy.h"
 
 #include "ElementOps.h"
-#include "aoa/runtime/Cast.h"
 #include "RegionCopyGeometry.h"
+#include "aoa/runtime/Cast.h"
 
 #include <algorithm>
 #include <string>
@@ -51,8 +51,8 @@ void forEachOuterIndex(llvm::ArrayRef<CopyDim> outer, Body &&body) {
 /// Runs the copy; a checked cast lowers `firstFailure` to the smallest
 /// destination offset (in elements, from `dst`) without a result.
 template <typename Op>
-void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src,
-             std::byte *dst, uint64_t &firstFailure) {
+void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src, std::byte *dst,
+             uint64_t &firstFailure) {
   using Src = typename Op::Src;
   using Dst = typename Op::Dst;
   constexpr int64_t srcSize = sizeof(Src), dstSize = sizeof(Dst);
@@ -62,8 +62,8 @@ void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src,
   // Contiguous runs on both sides.
   if (inner.srcStride == 1 && inner.dstStride == 1) {
     forEachOuterIndex(outer, [&](int64_t s, int64_t d) {
-      convertRun<Op>(src + s * srcSize, dst + d * dstSize,
-                     size_t(inner.extent), d, firstFailure);
+      convertRun<Op>(src + s * srcSize, dst + d * dstSize, size_t(inner.extent),
+                     d, firstFailure);
     });
     return;
   }
@@ -89,11 +89,11 @@ void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src,
             int64_t rowOffset = d + r * rows.dstStride;
             std::byte *to = dst + rowOffset * dstSize;
             for (int64_t c = c0; c < c1; ++c)
-              storeElement<Dst>(to + c * dstSize,
-                                applyAt<Op>(loadElement<Src>(
-                                                from + c * inner.srcStride *
-                                                           srcSize),
-                                            rowOffset + c, firstFailure));
+              storeElement<Dst>(
+                  to + c * dstSize,
+                  applyAt<Op>(
+                      loadElement<Src>(from + c * inner.srcStride * srcSize),
+                      rowOffset + c, firstFailure));
           }
         }
       }
@@ -107,9 +107,9 @@ void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src,
       int64_t offset = d + k * inner.dstStride;
       storeElement<Dst>(
           dst + offset * dstSize,
-          applyAt<Op>(loadElement<Src>(src + (s + k * inner.srcStride) *
-                                                 srcSize),
-                      offset, firstFailure));
+          applyAt<Op>(
+              loadElement<Src>(src + (s + k * inner.srcStride) * srcSize),
+              offset, firstFailure));
     }
   });
 }
@@ -143,11 +143,10 @@ Status copyRegion(const TensorView &src, const Box &srcRegion,
     return Status();
   if (castFailure)
     *castFailure = firstFailure;
-  return castFailureError(src.dtype, dst.dtype,
-                          "the element at offset " +
-                              std::to_string(firstFailure) +
-                              " of the destination region " +
-                              dstRegion.toString());
+  return castFailureError(
+      src.dtype, dst.dtype,
+      "the element at offset " + std::to_string(firstFailure) +
+          " of the destination region " + dstRegion.toString());
 }
 
 Status copyRegion(const TensorView &src, const Box &srcRegion,

@@ -13,9 +13,9 @@
 // once); the CPU's copies (ElementOps.h) cast with it too. A cast that can
 // meet a value without a result (a float or a wider integer to an integer)
 // is "checked": it reports such elements, and the copy records the
-// smallest destination offset among them in a cast-failure word. Kernels are templates over the
-// operation: the dtype pair is picked once per copy (withStridedCopyElement),
-// never per element.
+// smallest destination offset among them in a cast-failure word. Kernels are
+// templates over the operation: the dtype pair is picked once per copy
+// (withStridedCopyElement), never per element.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_RUNTIME_LIB_STRIDEDCOPYELEMENT_H
@@ -145,8 +145,8 @@ template <DType From, DType To> struct CastElement {
       // An integer or bool source; a double keeps 53 bits, so only int64
       // can need rounding, and narrower targets round from the sticky
       // double once.
-      int64_t integer = From == DType::Bool ? (value != 0 ? 1 : 0)
-                                            : int64_t(value);
+      int64_t integer =
+          From == DType::Bool ? (value != 0 ? 1 : 0) : int64_t(value);
       double wide = integerToDouble(integer, To != DType::F64);
       if constexpr (To == DType::F64)
         return wide;
@@ -166,8 +166,8 @@ template <DType From, DType To> struct CastElement {
       return inRange ? static_cast<Dst>(static_cast<int64_t>(wide)) : Dst(0);
     } else {
       // An integer or bool to an integer.
-      int64_t integer = From == DType::Bool ? (value != 0 ? 1 : 0)
-                                            : int64_t(value);
+      int64_t integer =
+          From == DType::Bool ? (value != 0 ? 1 : 0) : int64_t(value);
       if constexpr (kChecked) {
         bool inRange = integer >= integerMin(To) && integer <= integerMax(To);
         ok = ok && inRange;
@@ -302,8 +302,8 @@ struct MayTranspose<CopyElement<Word>>
     : std::integral_constant<bool, sizeof(Word) <= 8> {};
 template <DType From, DType To>
 struct MayTranspose<CastElement<From, To>>
-    : std::integral_constant<bool,
-                             isFloatElement(From) && isFloatElement(To)> {};
+    : std::integral_constant<bool, isFloatElement(From) && isFloatElement(To)> {
+};
 
 /// Whether an element operation moves vectors of cast elements.
 template <typename Op> struct IsCastLanes : std::false_type {};

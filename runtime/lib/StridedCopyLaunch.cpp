@@ -205,8 +205,8 @@ Expected<StridedCopyLaunch> planStridedCopyLaunch(const StridedCopy &copy) {
   launch.to = copy.to;
   launch.source = copy.source;
   launch.destination = copy.destination;
-  launch.castFailure = castMayFail(copy.from, copy.to) ? copy.castFailure
-                                                       : nullptr;
+  launch.castFailure =
+      castMayFail(copy.from, copy.to) ? copy.castFailure : nullptr;
   uint64_t count = copy.elementCount();
   if (count == 0)
     return launch; // Empty

@@ -381,9 +381,8 @@ TEST_F(CudaKernel, IntegerCastsAndTheirFailureWordMatchTheHost) {
       Box dstRegion = Box::fromShape({38, 9, 28});
       // The host: the same StridedCopy on host memory.
       Buffer expected = gathered;
-      Expected<StridedCopy> hostCopy =
-          describeRegionCopy(cube.view(), srcRegion, expected.mutableView(),
-                             dstRegion, *p);
+      Expected<StridedCopy> hostCopy = describeRegionCopy(
+          cube.view(), srcRegion, expected.mutableView(), dstRegion, *p);
       ASSERT_TRUE(hostCopy) << hostCopy.error().toString();
       unsigned long long hostWord = kNoCastFailure;
       hostCopy->castFailure = &hostWord;
@@ -404,8 +403,8 @@ TEST_F(CudaKernel, IntegerCastsAndTheirFailureWordMatchTheHost) {
       copy->castFailure = reinterpret_cast<unsigned long long *>(word->data());
       ASSERT_TRUE(device_->copy(0, *copy));
       std::vector<unsigned char> actual(gathered.storage.size());
-      ASSERT_TRUE(device_->download(0, actual.data(), toMemory.data(),
-                                    actual.size()));
+      ASSERT_TRUE(
+          device_->download(0, actual.data(), toMemory.data(), actual.size()));
       ASSERT_TRUE(device_->download(0, &gpuWord, word->data(), 8));
       ASSERT_TRUE(device_->synchronize(0));
       EXPECT_EQ(gpuWord, hostWord);

@@ -1,4 +1,5 @@
-//===- AxisTrace.h - Which key axes an axis of a name comes from -*- C++ -*-===//
+//===- AxisTrace.h - Which key axes an axis of a name comes from -*- C++
+//-*-===//
 //
 // The fused macros count a tensor's shards along the fused axis. When the
 // fused name is a key permuted or reshaped by earlier statements (`A^T ->

@@ -16,8 +16,8 @@
 #ifndef AOA_RUNTIME_RANKROUND_H
 #define AOA_RUNTIME_RANKROUND_H
 
-#include "aoa/ir/Plan.h"
 #include "aoa/ir/DType.h"
+#include "aoa/ir/Plan.h"
 #include "aoa/runtime/Error.h"
 
 #include "llvm/ADT/ArrayRef.h"
