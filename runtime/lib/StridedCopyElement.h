@@ -53,22 +53,22 @@ template <> struct ElementStorage<DType::U8> { using type = uint8_t; };
 template <> struct ElementStorage<DType::Bool> { using type = uint8_t; };
 template <DType D> using FloatElementStorage = ElementStorage<D>;
 
-constexpr bool isFloatElement(DType d) {
+AOA_HOST_DEVICE constexpr bool isFloatElement(DType d) {
   return d == DType::F64 || d == DType::F32 || d == DType::F16 ||
          d == DType::BF16;
 }
-constexpr bool isIntegerElement(DType d) {
+AOA_HOST_DEVICE constexpr bool isIntegerElement(DType d) {
   return !isFloatElement(d) && d != DType::Bool;
 }
 /// The smallest and largest value of an integer dtype.
-constexpr int64_t integerMin(DType d) {
+AOA_HOST_DEVICE constexpr int64_t integerMin(DType d) {
   return d == DType::I64   ? INT64_MIN
          : d == DType::I32 ? INT32_MIN
          : d == DType::I16 ? INT16_MIN
          : d == DType::I8  ? INT8_MIN
                            : 0;
 }
-constexpr int64_t integerMax(DType d) {
+AOA_HOST_DEVICE constexpr int64_t integerMax(DType d) {
   return d == DType::I64   ? INT64_MAX
          : d == DType::I32 ? INT32_MAX
          : d == DType::I16 ? INT16_MAX
@@ -81,7 +81,7 @@ constexpr int64_t integerMax(DType d) {
 /// for: a float to an integer (NaN, infinities, values out of range), or an
 /// integer to a narrower integer range. Such a cast is "checked": its
 /// element operation has convertChecked, which clears `ok` instead.
-constexpr bool isCheckedCast(DType from, DType to) {
+AOA_HOST_DEVICE constexpr bool isCheckedCast(DType from, DType to) {
   if (!isIntegerElement(to))
     return false;
   if (isFloatElement(from))

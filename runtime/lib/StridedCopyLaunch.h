@@ -316,6 +316,9 @@ loadTransposeTile(const TransposeShape &shape, const TileOrigin &origin,
   auto rowOf = [x](unsigned lane) {
     return Pairs ? 2 * x + lane : x + lane * kTransposeBlockWidth;
   };
+  auto inside = [&](unsigned r, unsigned c) {
+    return origin.row + r < shape.rows && origin.column + c < shape.columns;
+  };
   Loaded values[kTransposeSteps][kLoads] = {};
 #ifdef __CUDA_ARCH__
 #pragma unroll
@@ -327,7 +330,7 @@ loadTransposeTile(const TransposeShape &shape, const TileOrigin &origin,
 #endif
     for (unsigned load = 0; load < kLoads; ++load) {
       unsigned r = rowOf(load);
-      if (origin.row + r < shape.rows && origin.column + c < shape.columns)
+      if (inside(r, c))
         values[step][load] = loadStridedElement<Loaded, Aligned>(
             shape.source + (origin.source + int64_t(r) * shape.rowSourceStride +
                             int64_t(c) * shape.columnSourceStride) *
@@ -344,7 +347,7 @@ loadTransposeTile(const TransposeShape &shape, const TileOrigin &origin,
 #endif
     for (unsigned lane = 0; lane < kTransposeLanes; ++lane) {
       unsigned r = rowOf(lane);
-      if (origin.row + r < shape.rows && origin.column + c < shape.columns) {
+      if (inside(r, c)) {
         if constexpr (Pairs)
           tile[c][r] = Op::convert(values[step][0].lane[lane]);
         else
