@@ -118,18 +118,9 @@ template <typename Body> bool withElementOp(DType from, DType to, Body &&body) {
       return false;
     }
   }
-  bool called = false;
-  withElementDType(from, [&](auto fromTag) {
-    withElementDType(to, [&](auto toTag) {
-      constexpr DType fromValue = decltype(fromTag)::value;
-      constexpr DType toValue = decltype(toTag)::value;
-      if constexpr (fromValue != toValue) {
-        body(CastOp<fromValue, toValue>());
-        called = true;
-      }
-    });
+  return withCastDTypes(from, to, [&](auto fromTag, auto toTag) {
+    body(CastOp<decltype(fromTag)::value, decltype(toTag)::value>());
   });
-  return called;
 }
 
 } // namespace aoa::runtime

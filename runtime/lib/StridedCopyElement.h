@@ -382,6 +382,24 @@ template <typename Body> bool withElementDType(DType dtype, Body &&body) {
   return false;
 }
 
+/// Calls `body(FromTag(), ToTag())`, whose ::value are `from` and `to` as
+/// compile-time constants, when the two dtypes differ (a cast); false, and
+/// no call, when they are equal.
+template <typename Body>
+bool withCastDTypes(DType from, DType to, Body &&body) {
+  bool called = false;
+  withElementDType(from, [&](auto fromTag) {
+    withElementDType(to, [&](auto toTag) {
+      if constexpr (std::decay_t<decltype(fromTag)>::value !=
+                    std::decay_t<decltype(toTag)>::value) {
+        body(fromTag, toTag);
+        called = true;
+      }
+    });
+  });
+  return called;
+}
+
 /// Calls `body(Op())` with the element operation of a strided copy: a copy
 /// of `copyWordBytes`-byte words when `isCopy` (1, 2, 4, 8 or 16), else the
 /// cast from `from` to `to` (two different dtypes), element by element or,
@@ -413,25 +431,21 @@ bool withStridedCopyElement(bool isCopy, unsigned copyWordBytes,
     }
   }
   bool called = false;
-  withElementDType(from, [&](auto fromTag) {
-    withElementDType(to, [&](auto toTag) {
-      constexpr DType fromValue = decltype(fromTag)::value;
-      constexpr DType toValue = decltype(toTag)::value;
-      if constexpr (fromValue != toValue) {
-        // Only casts between floats move in lanes (planStridedCopyLaunch);
-        // the others are not instantiated as lanes at all.
-        if constexpr (isFloatElement(fromValue) && isFloatElement(toValue)) {
-          if (castInLanes)
-            body(CastLanes<fromValue, toValue>());
-          else
-            body(CastElement<fromValue, toValue>());
-          called = true;
-        } else if (!castInLanes) {
-          body(CastElement<fromValue, toValue>());
-          called = true;
-        }
-      }
-    });
+  withCastDTypes(from, to, [&](auto fromTag, auto toTag) {
+    constexpr DType fromValue = decltype(fromTag)::value;
+    constexpr DType toValue = decltype(toTag)::value;
+    // Only casts between floats move in lanes (planStridedCopyLaunch); the
+    // others are not instantiated as lanes at all.
+    if constexpr (isFloatElement(fromValue) && isFloatElement(toValue)) {
+      if (castInLanes)
+        body(CastLanes<fromValue, toValue>());
+      else
+        body(CastElement<fromValue, toValue>());
+      called = true;
+    } else if (!castInLanes) {
+      body(CastElement<fromValue, toValue>());
+      called = true;
+    }
   });
   return called;
 }
