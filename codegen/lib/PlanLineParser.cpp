@@ -29,10 +29,11 @@ constexpr int64_t kMaxUInt32 = std::numeric_limits<uint32_t>::max();
 // What each kind of line looks like; the hint of every syntax error.
 constexpr std::string_view kUsageAny =
     "a plan line is a keyword line (aoa-plan, ranks, memory-budget, "
-    "source-file, destination-file, source-tensor, destination-tensor, "
-    "added-key, rank, round), an instruction, a '#' comment or blank";
+    "destination-format, source-file, destination-file, source-tensor, "
+    "destination-tensor, added-key, copy-file, rank, round), an instruction, "
+    "a '#' comment or blank";
 constexpr std::string_view kUsageHeader =
-    "the first line of a plan is 'aoa-plan VERSION', e.g. 'aoa-plan 1'";
+    "the first line of a plan is 'aoa-plan VERSION', e.g. 'aoa-plan 2'";
 constexpr std::string_view kUsageRanks = "write 'ranks COUNT', e.g. 'ranks 8'";
 constexpr std::string_view kUsageBudget =
     "write 'memory-budget BYTES' (0: no budget), e.g. 'memory-budget "
@@ -48,6 +49,9 @@ constexpr std::string_view kUsageDestinationTensor =
     "write 'destination-tensor ID file FILE name \"NAME\" key \"KEY\" "
     "DTYPE[SHAPE] box [B0:E0, ...]', optionally followed by 'flat [A:B]'";
 constexpr std::string_view kUsageAddedKey = "write 'added-key \"KEY\"'";
+constexpr std::string_view kUsageDestinationFormat =
+    "write 'destination-format aoa' or 'destination-format huggingface'";
+constexpr std::string_view kUsageCopyFile = "write 'copy-file \"PATH\"'";
 constexpr std::string_view kUsageRank = "write 'rank RANK', e.g. 'rank 0'";
 constexpr std::string_view kUsageRound = "write 'round NUMBER', e.g. 'round 0'";
 constexpr std::string_view kUsageInstruction =
@@ -207,6 +211,7 @@ private:
   }
   bool fileLine(std::string_view keyword, LineKind kind,
                 std::string_view usage);
+  bool destinationFormatLine(std::string_view keyword);
   bool tensorLine(std::string_view keyword, LineKind kind,
                   std::string_view usage);
   bool instructionWithResults();
@@ -546,6 +551,14 @@ bool LineParser::parse() {
       pos_ += word.size();
       out_.kind = LineKind::AddedKey;
       ok = quoted("the added key as a string", out_.addedKey, &s.path);
+    } else if (word == kCopyFile) {
+      usage_ = kUsageCopyFile;
+      pos_ += word.size();
+      out_.kind = LineKind::CopyFile;
+      ok = quoted("the copied file's path as a string", out_.copiedFile,
+                  &s.path);
+    } else if (word == kDestinationFormat) {
+      ok = destinationFormatLine(word);
     } else if (word == kRank)
       ok = numberLine(word, "the rank", kMaxUInt32, LineKind::Rank, kUsageRank);
     else if (word == kRound)
@@ -573,6 +586,24 @@ bool LineParser::parse() {
       error_.hint = "a '#' comment takes a whole line";
     return false;
   }
+  return true;
+}
+
+bool LineParser::destinationFormatLine(std::string_view keyword) {
+  usage_ = kUsageDestinationFormat;
+  pos_ += keyword.size();
+  out_.kind = LineKind::DestinationFormat;
+  std::string_view value = peekWord();
+  out_.sites.path = pos_;
+  if (value == kFormatAoa)
+    out_.destinationFormat = plan::DestinationFormat::Aoa;
+  else if (value == kFormatHuggingFace)
+    out_.destinationFormat = plan::DestinationFormat::HuggingFace;
+  else if (value.empty())
+    return expected("the destination format ('aoa' or 'huggingface')");
+  else
+    return fail(pos_, "unknown destination format " + quote(value));
+  pos_ += value.size();
   return true;
 }
 
@@ -806,11 +837,13 @@ const std::vector<std::string> &planLineWords() {
       std::string(kHeader),
       std::string(kRanks),
       std::string(kMemoryBudget),
+      std::string(kDestinationFormat),
       std::string(kSourceFile),
       std::string(kDestinationFile),
       std::string(kSourceTensor),
       std::string(kDestinationTensor),
       std::string(kAddedKey),
+      std::string(kCopyFile),
       std::string(kRank),
       std::string(kRound),
       "read",

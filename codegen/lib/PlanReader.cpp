@@ -39,13 +39,15 @@ enum class Section {
   SourceTensors,
   DestinationTensors,
   AddedKeys,
+  CopiedFiles,
   Programs,
 };
 
 constexpr std::string_view kOrderHint =
-    "a plan lists, in this order: 'aoa-plan', 'ranks' and 'memory-budget', "
-    "the 'source-file', 'destination-file', 'source-tensor', "
-    "'destination-tensor' and 'added-key' lines, then a 'rank' block per rank";
+    "a plan lists, in this order: 'aoa-plan', 'ranks', 'memory-budget' and "
+    "'destination-format', the 'source-file', 'destination-file', "
+    "'source-tensor', 'destination-tensor', 'added-key' and 'copy-file' "
+    "lines, then a 'rank' block per rank";
 
 Section sectionOf(LineKind kind) {
   switch (kind) {
@@ -54,6 +56,7 @@ Section sectionOf(LineKind kind) {
     return Section::Start;
   case LineKind::Ranks:
   case LineKind::MemoryBudget:
+  case LineKind::DestinationFormat:
     return Section::Globals;
   case LineKind::SourceFile:
     return Section::SourceFiles;
@@ -65,6 +68,8 @@ Section sectionOf(LineKind kind) {
     return Section::DestinationTensors;
   case LineKind::AddedKey:
     return Section::AddedKeys;
+  case LineKind::CopyFile:
+    return Section::CopiedFiles;
   case LineKind::Rank:
   case LineKind::Round:
   case LineKind::Instruction:
@@ -92,6 +97,10 @@ std::string_view spelling(LineKind kind) {
     return kDestinationTensor;
   case LineKind::AddedKey:
     return kAddedKey;
+  case LineKind::DestinationFormat:
+    return kDestinationFormat;
+  case LineKind::CopyFile:
+    return kCopyFile;
   case LineKind::Rank:
     return kRank;
   case LineKind::Round:
@@ -148,6 +157,8 @@ private:
   size_t sectionStart_ = 0;
   LineKind sectionKind_ = LineKind::Empty;
   bool sawHeader_ = false, sawRanks_ = false, sawBudget_ = false;
+  bool sawFormat_ = false;
+  int64_t version_ = plan::kFormatVersion;
   bool reportedMissingGlobals_ = false;
   /// The `ranks` line was read (not only seen): ranks can be checked.
   bool ranksKnown_ = false;
@@ -224,6 +235,16 @@ bool PlanTextReader::line(size_t start, std::string_view text) {
         .hint(std::string(kOrderHint));
     return true;
   }
+  if (version_ < 2 && (parsed_.kind == LineKind::DestinationFormat ||
+                        parsed_.kind == LineKind::CopyFile)) {
+    error(start + parsed_.sites.keyword,
+          "'" + std::string(spelling(parsed_.kind)) +
+              "' lines need plan format version 2, but this plan is version " +
+              std::to_string(version_))
+        .note(locate(lines_.header), "the version is given here")
+        .hint("write 'aoa-plan 2'");
+    return true;
+  }
   enterSection(section, start, parsed_.kind);
 
   switch (parsed_.kind) {
@@ -232,6 +253,7 @@ bool PlanTextReader::line(size_t start, std::string_view text) {
     return true;
   case LineKind::Ranks:
   case LineKind::MemoryBudget:
+  case LineKind::DestinationFormat:
     global(start);
     return true;
   case LineKind::SourceFile:
@@ -259,6 +281,10 @@ bool PlanTextReader::line(size_t start, std::string_view text) {
     plan_.addedKeys.push_back(parsed_.addedKey);
     lines_.addedKeys.push_back(start);
     return true;
+  case LineKind::CopyFile:
+    plan_.copiedFiles.push_back(parsed_.copiedFile);
+    lines_.copiedFiles.push_back(start);
+    return true;
   case LineKind::Rank:
     rank(start);
     return true;
@@ -281,16 +307,19 @@ bool PlanTextReader::header(size_t start) {
               "aoa-compile -o PLAN");
     return false;
   }
-  if (parsed_.number != plan::kFormatVersion) {
+  if (parsed_.number < plan::kOldestFormatVersion ||
+      parsed_.number > plan::kFormatVersion) {
     error(start + parsed_.sites.number,
           "unsupported plan format version " + std::to_string(parsed_.number) +
-              "; this reader supports version " +
+              "; this reader supports versions " +
+              std::to_string(plan::kOldestFormatVersion) + " to " +
               std::to_string(plan::kFormatVersion))
         .hint("compile the plan again with the aoa-compile that belongs to "
               "this aoa-run, or run it with a matching aoa-run");
     return false;
   }
   sawHeader_ = true;
+  version_ = parsed_.number;
   lines_.header = start;
   sectionStart_ = start;
   sectionKind_ = LineKind::Header;
@@ -316,6 +345,19 @@ void PlanTextReader::enterSection(Section section, size_t start,
 }
 
 void PlanTextReader::global(size_t start) {
+  if (parsed_.kind == LineKind::DestinationFormat) {
+    if (sawFormat_) {
+      error(start + parsed_.sites.keyword,
+            "'" + std::string(kDestinationFormat) + "' is given twice")
+          .note(locate(lines_.destinationFormat), "first given here")
+          .hint("give it once");
+      return;
+    }
+    sawFormat_ = true;
+    lines_.destinationFormat = start;
+    plan_.destinationFormat = parsed_.destinationFormat;
+    return;
+  }
   bool isRanks = parsed_.kind == LineKind::Ranks;
   bool &seen = isRanks ? sawRanks_ : sawBudget_;
   size_t &where = isRanks ? lines_.ranks : lines_.memoryBudget;
@@ -391,9 +433,13 @@ void PlanTextReader::recover(size_t start, LineKind kind) {
     }
     skippingBlock_ = true;
     break;
+  case LineKind::DestinationFormat:
+    sawFormat_ = true;
+    break;
   case LineKind::Empty:
   case LineKind::Header:
   case LineKind::AddedKey:
+  case LineKind::CopyFile:
   case LineKind::Instruction:
     break;
   }

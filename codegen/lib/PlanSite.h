@@ -25,11 +25,13 @@ struct PlanSite {
     Header,
     Ranks,        ///< the `ranks` line
     MemoryBudget, ///< the `memory-budget` line
+    DestinationFormat,
     SourceFile,
     DestinationFile,
     SourceTensor,
     DestinationTensor,
     AddedKey,
+    CopyFile,
     Rank,
     Round,
     Instruction,
@@ -55,7 +57,7 @@ struct PlanSite {
 
   Kind kind = Kind::Header;
   Field field = Field::Whole;
-  /// The file, tensor or added key id; the rank for Rank, Round, Instruction.
+  /// The file, tensor, added key or copied file id; the rank for Rank, Round, Instruction.
   uint32_t index = 0;
   uint32_t round = 0;
   uint32_t instruction = 0;

@@ -19,13 +19,19 @@ namespace plantext {
 constexpr std::string_view kHeader = "aoa-plan";
 constexpr std::string_view kRanks = "ranks";
 constexpr std::string_view kMemoryBudget = "memory-budget";
+constexpr std::string_view kDestinationFormat = "destination-format";
 constexpr std::string_view kSourceFile = "source-file";
 constexpr std::string_view kDestinationFile = "destination-file";
 constexpr std::string_view kSourceTensor = "source-tensor";
 constexpr std::string_view kDestinationTensor = "destination-tensor";
 constexpr std::string_view kAddedKey = "added-key";
+constexpr std::string_view kCopyFile = "copy-file";
 constexpr std::string_view kRank = "rank";
 constexpr std::string_view kRound = "round";
+
+// The values of `destination-format`.
+constexpr std::string_view kFormatAoa = "aoa";
+constexpr std::string_view kFormatHuggingFace = "huggingface";
 
 // Field labels inside file and tensor lines.
 constexpr std::string_view kFieldRank = "rank";

@@ -74,6 +74,8 @@ public:
     checkTensors(false);
     checkTensors(true);
     checkAddedKeys();
+    checkCopiedFiles();
+    checkHuggingFaceDestination();
     bool sameRounds = checkRoundCounts();
     for (uint32_t r = 0; r < plan_.programs.size() && !errors_.stopped(); ++r)
       for (uint32_t k = 0;
@@ -136,6 +138,10 @@ private:
       return "destination tensor " + std::to_string(s.index) + ": ";
     case Kind::AddedKey:
       return "added key " + std::to_string(s.index) + ": ";
+    case Kind::CopyFile:
+      return "copied file " + std::to_string(s.index) + ": ";
+    case Kind::DestinationFormat:
+      return "";
     case Kind::Rank:
       return "rank " + std::to_string(s.index) + ": ";
     case Kind::Round:
@@ -357,6 +363,95 @@ private:
                 "added key " + quote(plan_.addedKeys[i]) + " is listed twice");
       note(diag, site(Kind::AddedKey, it->second), "first listed here");
       diag.hint("list each added key once");
+    }
+  }
+
+  /// Copied files land beside the destination files: they must stay inside
+  /// the destination, and must not be one of its files or metadata.json.
+  void checkCopiedFiles() {
+    std::unordered_map<std::string_view, uint32_t> seen;
+    std::unordered_map<std::string_view, uint32_t> written;
+    for (uint32_t f = 0; f < plan_.destinationFiles.size(); ++f)
+      written.emplace(plan_.destinationFiles[f].path, f);
+    for (uint32_t i = 0; i < plan_.copiedFiles.size() && !errors_.stopped();
+         ++i) {
+      const std::string &path = plan_.copiedFiles[i];
+      PlanSite where = site(Kind::CopyFile, i, Field::Path);
+      if (path.empty() || escapesDirectory(path)) {
+        error(where, "copied file " + quote(path) +
+                         " is not a path inside the source and destination "
+                         "directories")
+            .hint("copied paths are relative, non-empty and have no '..' "
+                  "components");
+        continue;
+      }
+      if (path == "metadata.json" || path == plan::kHuggingFaceIndexName ||
+          path.rfind(".aoa-run", 0) == 0) {
+        error(where, "copied file " + quote(path) +
+                         " would replace a file that aoa-run writes itself")
+            .hint("do not copy metadata.json, " +
+                  std::string(plan::kHuggingFaceIndexName) + " or .aoa-run/");
+        continue;
+      }
+      if (auto it = written.find(path); it != written.end()) {
+        auto diag = error(where, "copied file " + quote(path) +
+                                     " is also a destination file");
+        note(diag, site(Kind::DestinationFile, it->second, Field::Path),
+             "the destination file");
+        diag.hint("a destination file is written by the plan; do not copy "
+                  "it as well");
+        continue;
+      }
+      auto [it, inserted] = seen.emplace(path, i);
+      if (!inserted) {
+        auto diag = error(where, "copied file " + quote(path) +
+                                     " is listed twice");
+        note(diag, site(Kind::CopyFile, it->second, Field::Path),
+             "first listed here");
+        diag.hint("list each copied file once");
+      }
+    }
+  }
+
+  /// A Hugging Face directory maps each tensor name to one file
+  /// (model.safetensors.index.json), and loaders read whole tensors by
+  /// name: every destination key is stored once, whole, under its own name.
+  void checkHuggingFaceDestination() {
+    if (plan_.destinationFormat != plan::DestinationFormat::HuggingFace)
+      return;
+    std::unordered_map<std::string_view, uint32_t> stored;
+    for (uint32_t t = 0;
+         t < plan_.destinationTensors.size() && !errors_.stopped(); ++t) {
+      const plan::StoredTensor &tensor = plan_.destinationTensors[t];
+      if (tensor.name != tensor.key) {
+        error(site(Kind::DestinationTensor, t, Field::Name),
+              "destination tensor " + std::to_string(t) + " of key " +
+                  quote(tensor.key) + " is named " + quote(tensor.name) +
+                  " in its file")
+            .hint("a Hugging Face directory stores each key under its own "
+                  "name");
+        continue;
+      }
+      bool whole = !tensor.flat && tensor.box.rank() == tensor.globalShape.size();
+      for (size_t d = 0; whole && d < tensor.box.rank(); ++d)
+        whole = tensor.box.dim(d).begin == 0 &&
+                tensor.box.dim(d).end == tensor.globalShape[d];
+      if (!whole) {
+        error(site(Kind::DestinationTensor, t, Field::Box),
+              "destination tensor " + std::to_string(t) + " holds only part "
+                  "of key " + quote(tensor.key))
+            .hint("a Hugging Face directory stores every key whole in one "
+                  "file; compile with a Hugging Face destination layout");
+        continue;
+      }
+      auto [it, inserted] = stored.emplace(tensor.key, t);
+      if (!inserted) {
+        auto diag = error(site(Kind::DestinationTensor, t),
+                          "key " + quote(tensor.key) + " is stored twice");
+        note(diag, site(Kind::DestinationTensor, it->second),
+             "first stored here");
+        diag.hint("a Hugging Face index maps each key to one file");
+      }
     }
   }
 

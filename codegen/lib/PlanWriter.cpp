@@ -37,6 +37,12 @@ public:
     line(kMemoryBudget);
     space();
     integer(plan_.memoryBudget);
+    // Only a non-default format is written, so earlier plans keep their text.
+    if (plan_.destinationFormat == plan::DestinationFormat::HuggingFace) {
+      line(kDestinationFormat);
+      space();
+      out_ += kFormatHuggingFace;
+    }
     files(kSourceFile, plan_.sourceFiles);
     files(kDestinationFile, plan_.destinationFiles);
     tensors(kSourceTensor, plan_.sourceTensors);
@@ -45,6 +51,11 @@ public:
       line(kAddedKey);
       space();
       appendQuoted(out_, key);
+    }
+    for (const std::string &path : plan_.copiedFiles) {
+      line(kCopyFile);
+      space();
+      appendQuoted(out_, path);
     }
     for (size_t r = 0; r < plan_.programs.size(); ++r) {
       line(kRank);

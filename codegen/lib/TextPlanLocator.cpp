@@ -49,6 +49,8 @@ std::optional<size_t> TextPlanLocator::lineOf(const PlanSite &site) const {
     return lines_.ranks;
   case Kind::MemoryBudget:
     return lines_.memoryBudget;
+  case Kind::DestinationFormat:
+    return lines_.destinationFormat;
   case Kind::SourceFile:
     return at(lines_.sourceFiles, site.index);
   case Kind::DestinationFile:
@@ -59,6 +61,8 @@ std::optional<size_t> TextPlanLocator::lineOf(const PlanSite &site) const {
     return at(lines_.destinationTensors, site.index);
   case Kind::AddedKey:
     return at(lines_.addedKeys, site.index);
+  case Kind::CopyFile:
+    return at(lines_.copiedFiles, site.index);
   case Kind::Rank:
     return at(lines_.rankBlocks, site.index);
   case Kind::Round:

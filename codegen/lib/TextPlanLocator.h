@@ -27,9 +27,11 @@ struct LineTable {
   size_t header = 0;
   size_t ranks = 0;
   size_t memoryBudget = 0;
+  size_t destinationFormat = 0;
   std::vector<size_t> sourceFiles, destinationFiles;
   std::vector<size_t> sourceTensors, destinationTensors;
   std::vector<size_t> addedKeys;
+  std::vector<size_t> copiedFiles;
   std::vector<size_t> rankBlocks;
   /// Per rank, per round: the round line, then its instructions' lines.
   std::vector<std::vector<std::vector<size_t>>> rounds;

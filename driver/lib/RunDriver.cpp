@@ -45,8 +45,11 @@ std::string rate(uint64_t bytes, double seconds) {
          "/s";
 }
 
-/// The plan file's text, or an error.
-runtime::Expected<std::string> readPlanFile(const std::string &path) {
+/// The plan's text (RunCommand::planText, or the plan file's), or an error.
+runtime::Expected<std::string> readPlanFile(const RunCommand &command) {
+  if (command.planText)
+    return *command.planText;
+  const std::string &path = command.planPath;
   std::ifstream file(path, std::ios::binary);
   if (!file)
     return runtime::Error{"cannot open the plan '" + path + "'",
@@ -139,7 +142,7 @@ int runLocally(const RunCommand &command, std::ostream &err) {
                         "run aoa-run without mpirun"});
     return 1;
   }
-  runtime::Expected<std::string> text = readPlanFile(command.planPath);
+  runtime::Expected<std::string> text = readPlanFile(command);
   if (!text.ok()) {
     printError(err, text.error());
     return 1;
@@ -196,7 +199,7 @@ int runAsRankOfJob(const RunCommand &command, const runtime::RankGroup &group,
 
   runtime::Expected<std::string> text = std::string();
   if (rank == 0)
-    text = readPlanFile(command.planPath);
+    text = readPlanFile(command);
   if (rank == 0 && !text.ok())
     printError(err, text.error(), who);
   if (!group.failedRanks(!text.ok()).empty())

@@ -6,8 +6,10 @@
 // as --emit=mappings answers them. A plan needs a layout to write, so this
 // pass makes the one those targets describe: one tensor per target, its
 // dtype and shape from the statements, all of them stored whole by rank 0
-// in one file. resolve-shard-sources then plans it like a --dst layout.
-// With --dst the pass does nothing.
+// in one file, or the layout the driver makes of them
+// (CompilationState::layoutDerivedDestination: a Hugging Face directory, a
+// pattern layout spec). resolve-shard-sources then plans it like a --dst
+// layout. With --dst the pass does nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/passes/Passes.h"
@@ -51,6 +53,12 @@ public:
     }
     state.derivedDestination =
         std::make_unique<ShardMetadata>(builder.finish());
+    if (state.layoutDerivedDestination) {
+      state.derivedDestination =
+          state.layoutDerivedDestination(*state.derivedDestination);
+      if (!state.derivedDestination)
+        return false;
+    }
     state.destination = KeySpace(*state.derivedDestination, "destination");
     return true;
   }
@@ -61,11 +69,18 @@ public:
       return;
     }
     const ShardMetadata &layout = *state.derivedDestination;
+    // One line per key whole on one rank (the usual case), else per shard.
     for (TensorId id : layout.tensorIdsByKey()) {
       TensorRef tensor = layout.tensor(id);
-      os << tensor.key() << ": " << dtypeName(tensor.dtype())
-         << formatShape(tensor.globalShape()) << " @0 "
-         << kDerivedDestinationFile << "\n";
+      for (ShardRef shard : tensor.shards()) {
+        os << tensor.key() << ": " << dtypeName(tensor.dtype())
+           << formatShape(tensor.globalShape());
+        if (shard.localShape() != tensor.globalShape() ||
+            shard.flatRange())
+          os << " box " << Box(shard.globalOffset(), shard.localShape()).toString()
+             << (shard.flatRange() ? " (flat)" : "");
+        os << " @" << shard.rank() << " " << shard.file() << "\n";
+      }
     }
   }
 };

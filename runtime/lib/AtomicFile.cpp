@@ -5,10 +5,13 @@
 #include "Messages.h"
 #include "aoa/runtime/FileDescriptor.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <fcntl.h>
 #include <unistd.h>
+#include <vector>
 
 namespace aoa::runtime {
 
@@ -28,7 +31,27 @@ Status syncDirectory(const std::string &directory) {
   return Status();
 }
 
-Status writeFileAtomically(const std::string &path, std::string_view contents) {
+namespace {
+
+/// Writes all of `data` to `fd`; false with errno set on failure.
+bool writeAll(int fd, const char *data, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::write(fd, data + done, size - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return false;
+    done += size_t(n);
+  }
+  return true;
+}
+
+/// The atomic-write protocol of the file comment; `fill` writes the
+/// contents into the temporary (an open, empty file).
+Status writeAtomicallyWith(
+    const std::string &path,
+    llvm::function_ref<Status(int fd, const std::string &temporary)> fill) {
   auto [directory, fileName] = splitPath(path);
   std::string temporary;
   FileDescriptor file;
@@ -54,15 +77,9 @@ Status writeFileAtomically(const std::string &path, std::string_view contents) {
     return Error{what + " failed: " + errnoText(error),
                  writeFailureHint(error)};
   };
-  size_t done = 0;
-  while (done < contents.size()) {
-    ssize_t n = ::write(file.get(), contents.data() + done,
-                        contents.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return fail("writing " + quoteName(temporary), errno);
-    done += size_t(n);
+  if (Status filled = fill(file.get(), temporary); !filled.ok()) {
+    ::unlink(temporary.c_str());
+    return filled;
   }
   if (::fsync(file.get()) != 0)
     return fail("flushing " + quoteName(temporary), errno);
@@ -72,6 +89,54 @@ Status writeFileAtomically(const std::string &path, std::string_view contents) {
     return fail("renaming " + quoteName(temporary) + " to " + quoteName(path),
                 errno);
   return syncDirectory(directory);
+}
+
+} // namespace
+
+Status writeFileAtomically(const std::string &path, std::string_view contents) {
+  return writeAtomicallyWith(
+      path, [&](int fd, const std::string &temporary) -> Status {
+        if (!writeAll(fd, contents.data(), contents.size())) {
+          int error = errno;
+          return Error{"writing " + quoteName(temporary) +
+                           " failed: " + errnoText(error),
+                       writeFailureHint(error)};
+        }
+        return Status();
+      });
+}
+
+Status copyFileAtomically(const std::string &from, const std::string &to) {
+  FileDescriptor source(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!source.isOpen()) {
+    int error = errno;
+    return Error{"cannot open " + quoteName(from) + " to copy it: " +
+                     errnoText(error),
+                 kSystemErrorHint};
+  }
+  return writeAtomicallyWith(
+      to, [&](int fd, const std::string &temporary) -> Status {
+        std::vector<char> buffer(1 << 20);
+        for (;;) {
+          ssize_t n = ::read(source.get(), buffer.data(), buffer.size());
+          if (n < 0 && errno == EINTR)
+            continue;
+          if (n < 0) {
+            int error = errno;
+            return Error{"reading " + quoteName(from) +
+                             " failed: " + errnoText(error),
+                         kSystemErrorHint};
+          }
+          if (n == 0)
+            return Status();
+          if (!writeAll(fd, buffer.data(), size_t(n))) {
+            int error = errno;
+            return Error{"writing " + quoteName(temporary) +
+                             " failed: " + errnoText(error),
+                         writeFailureHint(error)};
+          }
+        }
+      });
 }
 
 } // namespace aoa::runtime

@@ -2,6 +2,7 @@
 #include "aoa/runtime/DestinationFiles.h"
 
 #include "Messages.h"
+#include "aoa/ir/HuggingFaceIndex.h"
 #include "aoa/ir/MetadataWriter.h"
 #include "aoa/runtime/AtomicFile.h"
 #include "aoa/runtime/ContentHash.h"
@@ -153,6 +154,12 @@ std::vector<std::string> journalPaths(const std::string &stagingDirectory) {
   return paths;
 }
 
+/// Hugging Face writes an index only for a model split over several files.
+bool writesHuggingFaceIndex(const plan::Plan &plan) {
+  return plan.destinationFormat == plan::DestinationFormat::HuggingFace &&
+         plan.destinationFiles.size() > 1;
+}
+
 } // namespace
 
 Expected<bool>
@@ -213,6 +220,7 @@ DestinationFiles::open(const plan::Plan &plan,
   files.stagingDirectory_ = files.directory_ + "/.aoa-run";
   files.stopAfterFiles_ = options.stopAfterFiles;
   files.rank_ = options.rank;
+  files.sourceDirectory_ = withoutTrailingSlashes(sourceDirectory);
   const std::string &directory = files.directory_;
   if (!options.rank) {
     Expected<bool> created =
@@ -258,9 +266,11 @@ DestinationFiles::open(const plan::Plan &plan,
   else
     journals = journalPaths(files.stagingDirectory_);
   std::set<std::string> keptStagedFiles;
+  bool resuming = false;
   for (const std::string &journalPath : journals) {
     if (!fs::exists(journalPath, error))
       continue;
+    resuming = true;
     Expected<std::unique_ptr<RunJournal>> journal =
         RunJournal::open(journalPath, options.planFingerprint);
     if (!journal.ok())
@@ -311,6 +321,36 @@ DestinationFiles::open(const plan::Plan &plan,
       state.remainingBytes = int64_t(state.dataBytes);
       files.bytesToWrite_ += state.dataBytes;
     }
+  }
+
+  // What install() adds beside the files (rank 0 installs it): the copied
+  // files must be there to copy, and nothing may be replaced by accident
+  // (an install that an interruption cut short may have written them).
+  if (!options.rank || *options.rank == 0) {
+    for (const std::string &path : plan.copiedFiles) {
+      std::string from = files.sourceDirectory_ + "/" + path;
+      if (!fs::is_regular_file(from, error))
+        return refuse(Error{"cannot copy " + quoteName(path) +
+                                ": it is not a file in the source directory " +
+                                quoteName(files.sourceDirectory_),
+                            "the plan copies the source checkpoint's other "
+                            "files (config.json, tokenizer files, ...); "
+                            "run it on the directory it was compiled from"});
+      if (!options.overwrite && !resuming &&
+          fs::exists(directory + "/" + path, error))
+        return refuse(Error{"destination file " +
+                                quoteName(directory + "/" + path) +
+                                " already exists",
+                            "choose an empty directory, or pass --overwrite "
+                            "to replace it"});
+    }
+    if (writesHuggingFaceIndex(plan) && !options.overwrite && !resuming &&
+        fs::exists(directory + "/" + plan::kHuggingFaceIndexName, error))
+      return refuse(Error{"the destination directory " + quoteName(directory) +
+                              " already holds a Hugging Face index (" +
+                              plan::kHuggingFaceIndexName + ")",
+                          "choose an empty directory, or pass --overwrite "
+                          "to replace it"});
   }
 
   // Staging: partial files of an interrupted run are useless. A rank
@@ -391,8 +431,12 @@ Status DestinationFiles::openWriter(uint32_t fileId) {
                            error);
   SafetensorsWriterOptions writerOptions;
   writerOptions.mapForWrites = true; // for strided regions (writeRegion)
+  // transformers refuses safetensors files without a known "format".
+  SafetensorsMetadata metadata;
+  if (plan_.destinationFormat == plan::DestinationFormat::HuggingFace)
+    metadata.emplace_back("format", "pt");
   Expected<SafetensorsWriter> created = SafetensorsWriter::create(
-      staged, std::move(declarations), {}, writerOptions);
+      staged, std::move(declarations), std::move(metadata), writerOptions);
   if (!created.ok())
     return created.error();
   file.writer.emplace(std::move(*created));
@@ -639,6 +683,34 @@ std::vector<uint64_t> DestinationFiles::tensorHashes() const {
   return hashes;
 }
 
+Status DestinationFiles::installCompanions() const {
+  for (const std::string &path : plan_.copiedFiles) {
+    std::string target = directory_ + "/" + path;
+    std::error_code error;
+    fs::create_directories(fs::path(target).parent_path(), error);
+    if (error)
+      return fileSystemError("cannot create the directory of " +
+                                 quoteName(target),
+                             error);
+    if (Status copied =
+            copyFileAtomically(sourceDirectory_ + "/" + path, target);
+        !copied.ok())
+      return copied;
+  }
+  if (!writesHuggingFaceIndex(plan_))
+    return Status();
+  std::vector<std::pair<std::string, std::string>> weightMap;
+  uint64_t totalSize = 0;
+  for (const plan::StoredTensor &tensor : plan_.destinationTensors) {
+    weightMap.emplace_back(tensor.name,
+                           plan_.destinationFiles[tensor.file].path);
+    totalSize += uint64_t(tensor.storedElements()) * dtypeSize(tensor.dtype);
+  }
+  return writeFileAtomically(
+      directory_ + "/" + plan::kHuggingFaceIndexName,
+      formatHuggingFaceIndex(std::move(weightMap), totalSize));
+}
+
 Status DestinationFiles::writeMetadata(const std::vector<uint64_t> &hashes) {
   if (hashes.size() != plan_.destinationTensors.size())
     return Error{"metadata.json needs " +
@@ -674,6 +746,8 @@ Status DestinationFiles::writeMetadata(const std::vector<uint64_t> &hashes) {
       builder.setContentHash(*shard, hashes[t]);
     }
   }
+  if (Status companions = installCompanions(); !companions.ok())
+    return companions;
   std::ostringstream metadata;
   writeShardMetadata(builder.finish(), metadata);
   if (Status written =

@@ -180,7 +180,7 @@ std::map<std::string, std::string> contents(const std::string &directory) {
 /// One rank: q's halves written in reverse order (neither hashed as
 /// written), kc in two in-order halves, and a read feeding two writes
 /// (never copied file to file).
-const char *const kOneRankPlan = R"(aoa-plan 1
+const char *const kOneRankPlan = R"(aoa-plan 2
 ranks 1
 memory-budget 1048576
 source-file 0 rank 0 "src/rank1.safetensors"

@@ -385,7 +385,7 @@ TEST(PlanTextTest, EmptyPlanRoundTrips) {
   p.ranks = 3;
   p.programs.resize(3);
   std::string text = printPlanText(p);
-  EXPECT_EQ(text, "aoa-plan 1\nranks 3\nmemory-budget 0\nrank 0\nrank 1\n"
+  EXPECT_EQ(text, "aoa-plan 2\nranks 3\nmemory-budget 0\nrank 0\nrank 1\n"
                   "rank 2\n");
   Read r(text);
   ASSERT_TRUE(r.plan) << r.all();
@@ -490,11 +490,16 @@ TEST(PlanTextTest, WriterPrintsUndeclaredBuffersVisibly) {
 //===----------------------------------------------------------------------===//
 
 TEST(PlanTextSyntaxTest, HeaderAndVersion) {
-  expectEditError("aoa-plan 1", "aoa-plan 2", "2",
-                  "unsupported plan format version 2; this reader supports "
-                  "version 1");
-  expectError("ranks 2\n", "ranks", "expected the plan header 'aoa-plan 1'");
-  expectError("", "", "empty plan: expected the header 'aoa-plan 1'");
+  expectEditError("aoa-plan 2", "aoa-plan 3", "3",
+                  "unsupported plan format version 3; this reader supports "
+                  "versions 1 to 2");
+  expectEditError("aoa-plan 2", "aoa-plan 0", "0",
+                  "unsupported plan format version 0");
+  expectError("ranks 2\n", "ranks", "expected the plan header 'aoa-plan 2'");
+  expectError("", "", "empty plan: expected the header 'aoa-plan 2'");
+  // Version 1 plans (without the lines version 2 added) are still read.
+  Read v1(edit(sampleText(), "aoa-plan 2", "aoa-plan 1"));
+  EXPECT_TRUE(v1.plan) << v1.all();
   expectError("# only a comment\n", "", "empty plan");
   expectError("{\"format\": \"aoa-metadata\"}\n", "{",
               "expected a line keyword or an instruction, found '{'");
@@ -697,7 +702,7 @@ TEST(PlanTextVerifyTest, FilesAndTensors) {
   expectEditError("added-key \"lm_head.bias\"",
                   "added-key \"lm_head.bias\"\nadded-key \"lm_head.bias\"",
                   "added-key", "added key 'lm_head.bias' is listed twice", 1);
-  expectError("aoa-plan 1\nranks 0\nmemory-budget 0\n", "ranks 0",
+  expectError("aoa-plan 2\nranks 0\nmemory-budget 0\n", "ranks 0",
               "a plan needs at least one rank");
   expectEditError("ranks 2", "ranks 0", "0\n  round 0\n    %0 = read src 0",
                   "rank 0 is out of range: the plan has 0 ranks");
@@ -975,3 +980,132 @@ TEST(PlanSummaryTest, LargeSizesShowExactBytes) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Hugging Face destinations: `destination-format` and `copy-file`
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+const char *const kHuggingFacePlan =
+    "aoa-plan 2\n"
+    "ranks 1\n"
+    "memory-budget 0\n"
+    "destination-format huggingface\n"
+    "source-file 0 rank 0 \"in.safetensors\"\n"
+    "destination-file 0 rank 0 \"model-00001-of-00002.safetensors\"\n"
+    "destination-file 1 rank 0 \"model-00002-of-00002.safetensors\"\n"
+    "source-tensor 0 file 0 name \"a\" key \"a\" float32[2, 3] box [0:2, 0:3]\n"
+    "source-tensor 1 file 0 name \"b\" key \"b\" int32[4] box [0:4]\n"
+    "destination-tensor 0 file 0 name \"a\" key \"a\" float32[2, 3] box "
+    "[0:2, 0:3]\n"
+    "destination-tensor 1 file 1 name \"b\" key \"b\" int32[4] box [0:4]\n"
+    "copy-file \"config.json\"\n"
+    "copy-file \"tok/vocab.txt\"\n"
+    "rank 0\n"
+    "  round 0\n"
+    "    %0 = read src 0 [0:2, 0:3] : float32[2, 3]\n"
+    "    %1 = read src 1 [0:4] : int32[4]\n"
+    "    write dst 0 [0:2, 0:3] %0\n"
+    "    write dst 1 [0:4] %1\n";
+
+void expectHuggingFaceEditError(const std::string &from, const std::string &to,
+                                const std::string &needle,
+                                const std::string &message,
+                                int occurrence = 0) {
+  SCOPED_TRACE(from + " -> " + to);
+  expectError(edit(kHuggingFacePlan, from, to), needle, message, occurrence);
+}
+
+} // namespace
+
+TEST(PlanTextHuggingFaceTest, RoundTrips) {
+  Read r(kHuggingFacePlan);
+  ASSERT_TRUE(r.plan) << r.all();
+  EXPECT_EQ(r.plan->destinationFormat, plan::DestinationFormat::HuggingFace);
+  EXPECT_EQ(r.plan->copiedFiles,
+            (std::vector<std::string>{"config.json", "tok/vocab.txt"}));
+  EXPECT_EQ(printPlanText(*r.plan), kHuggingFacePlan);
+  // The default format is not written, so plans without it keep their text.
+  plan::Plan aoaPlan = *r.plan;
+  aoaPlan.destinationFormat = plan::DestinationFormat::Aoa;
+  EXPECT_EQ(printPlanText(aoaPlan).find("destination-format"),
+            std::string::npos);
+  Read explicitAoa(edit(kHuggingFacePlan, "destination-format huggingface",
+                        "destination-format aoa"));
+  ASSERT_TRUE(explicitAoa.plan) << explicitAoa.all();
+  EXPECT_EQ(explicitAoa.plan->destinationFormat, plan::DestinationFormat::Aoa);
+}
+
+TEST(PlanTextHuggingFaceTest, SyntaxErrors) {
+  expectHuggingFaceEditError("destination-format huggingface",
+                             "destination-format safetensors", "safetensors",
+                             "unknown destination format 'safetensors'");
+  expectHuggingFaceEditError("destination-format huggingface",
+                             "destination-format", "\nsource-file",
+                             "expected the destination format ('aoa' or "
+                             "'huggingface'), found the end of the line");
+  expectHuggingFaceEditError(
+      "destination-format huggingface",
+      "destination-format huggingface\ndestination-format aoa",
+      "destination-format aoa", "'destination-format' is given twice");
+  expectHuggingFaceEditError("copy-file \"config.json\"", "copy-file config",
+                             "config\n", "expected the copied file's path as "
+                                         "a string, found 'config'");
+  expectHuggingFaceEditError(
+      "destination-tensor 1 file 1 name \"b\" key \"b\" int32[4] box "
+      "[0:4]\ncopy-file \"config.json\"\n",
+      "copy-file \"config.json\"\ndestination-tensor 1 file 1 name \"b\" "
+      "key \"b\" int32[4] box [0:4]\n",
+      "destination-tensor 1",
+      "'destination-tensor' lines must come before the 'copy-file' lines");
+}
+
+TEST(PlanTextHuggingFaceTest, CopiedFilesStayInsideAndApart) {
+  expectHuggingFaceEditError("\"tok/vocab.txt\"", "\"../vocab.txt\"",
+                             "\"../vocab",
+                             "copied file '../vocab.txt' is not a path inside "
+                             "the source and destination directories");
+  expectHuggingFaceEditError("\"tok/vocab.txt\"", "\"/etc/passwd\"",
+                             "\"/etc", "is not a path inside");
+  expectHuggingFaceEditError("\"tok/vocab.txt\"", "\"metadata.json\"",
+                             "\"metadata.json\"",
+                             "copied file 'metadata.json' would replace a "
+                             "file that aoa-run writes itself");
+  expectHuggingFaceEditError("\"tok/vocab.txt\"",
+                             "\"model.safetensors.index.json\"",
+                             "\"model.safetensors.index.json\"",
+                             "would replace a file that aoa-run writes");
+  expectHuggingFaceEditError("\"tok/vocab.txt\"",
+                             "\"model-00002-of-00002.safetensors\"",
+                             "\"model-00002-of-00002.safetensors\"\nrank",
+                             "copied file 'model-00002-of-00002.safetensors' "
+                             "is also a destination file");
+  expectHuggingFaceEditError("\"tok/vocab.txt\"", "\"config.json\"",
+                             "\"config.json\"",
+                             "copied file 'config.json' is listed twice", 1);
+}
+
+TEST(PlanTextHuggingFaceTest, KeysAreStoredWholeUnderTheirNames) {
+  expectHuggingFaceEditError(
+      "name \"b\" key \"b\" int32[4] box [0:4]\ncopy",
+      "name \"c\" key \"b\" int32[4] box [0:4]\ncopy", "\"c\" key \"b\" int32",
+      "destination tensor 1 of key 'b' is named 'c' in its file");
+  std::string half = edit(kHuggingFacePlan,
+                          "name \"b\" key \"b\" int32[4] box [0:4]\ncopy",
+                          "name \"b\" key \"b\" int32[8] box [0:4]\ncopy");
+  half = edit(half, "source-tensor 1 file 0 name \"b\" key \"b\" int32[4]",
+              "source-tensor 1 file 0 name \"b\" key \"b\" int32[8]");
+  expectError(half, "[0:4]\ncopy",
+              "destination tensor 1 holds only part of key 'b'");
+}
+
+TEST(PlanTextHuggingFaceTest, VersionOnePlansHaveNeitherLine) {
+  std::string v1 = edit(kHuggingFacePlan, "aoa-plan 2", "aoa-plan 1");
+  expectError(v1, "destination-format",
+              "'destination-format' lines need plan format version 2, but "
+              "this plan is version 1");
+  expectError(edit(v1, "destination-format huggingface\n", ""),
+              "copy-file \"config.json\"",
+              "'copy-file' lines need plan format version 2");
+}

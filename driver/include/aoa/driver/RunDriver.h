@@ -18,6 +18,7 @@
 #include "aoa/runtime/RunOptions.h"
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 namespace aoa {
@@ -26,6 +27,9 @@ enum class ProgressStyle { Auto, Bar, Lines, None };
 
 struct RunCommand {
   std::string planPath;
+  /// The plan's text when it is not read from planPath (aoa-convert
+  /// compiles it in memory); planPath then only names it in messages.
+  std::optional<std::string> planText;
   std::string backend = "local"; ///< local, mpi, nccl
   /// nccl without mpirun: where rank 0 leaves the NCCL ids.
   std::string rendezvousDirectory;

@@ -35,7 +35,14 @@
 namespace aoa {
 namespace plan {
 
-constexpr int kFormatVersion = 1;
+/// Version 2 added `destination-format` and `copy-file`; readers also
+/// accept version 1 plans, which have neither.
+constexpr int kFormatVersion = 2;
+constexpr int kOldestFormatVersion = 1;
+
+/// The index file of a Hugging Face directory with several safetensors files.
+inline constexpr const char *kHuggingFaceIndexName =
+    "model.safetensors.index.json";
 
 struct File {
   std::string path; ///< relative to --src-dir or --dst-dir
@@ -139,15 +146,30 @@ struct RankCost {
   int64_t instructions = 0;
 };
 
+/// How the destination directory presents the checkpoint.
+enum class DestinationFormat {
+  /// Safetensors files and metadata.json (aoa-metadata v1).
+  Aoa,
+  /// A Hugging Face model directory: every key whole in one file, each file
+  /// with `__metadata__ {"format": "pt"}`, model.safetensors.index.json
+  /// when there are several files, the copied files (config.json,
+  /// tokenizer files, ...) beside them, and metadata.json as for Aoa.
+  HuggingFace,
+};
+
 struct Plan {
   uint32_t ranks = 0;
   int64_t memoryBudget = 0;
+  DestinationFormat destinationFormat = DestinationFormat::Aoa;
   std::vector<File> sourceFiles;
   std::vector<File> destinationFiles;
   std::vector<StoredTensor> sourceTensors;
   std::vector<StoredTensor> destinationTensors;
   /// Destination keys added by `_ -> key`: nothing is written for them.
   std::vector<std::string> addedKeys;
+  /// Files copied unchanged from the source directory into the destination
+  /// when the checkpoint is installed (paths relative to both).
+  std::vector<std::string> copiedFiles;
   /// One program per rank (all rounds, the same count on every rank).
   std::vector<RankProgram> programs;
 

@@ -35,6 +35,12 @@ struct CompilationState {
   /// derive-destination (plans only) derives one into derivedDestination.
   KeySpace destination;
   std::unique_ptr<ShardMetadata> derivedDestination;
+  /// Without --dst: lays out the derived targets, given as a layout that
+  /// stores each whole on rank 0 (a Hugging Face packing, a pattern layout
+  /// spec); returns null after reporting why not. Unset: that layout is
+  /// the destination. Set by the driver.
+  std::function<std::unique_ptr<ShardMetadata>(const ShardMetadata &whole)>
+      layoutDerivedDestination;
   /// Name links recorded before the fused macros, to find shard counts.
   VarMappingChain chain;
   /// The statements as primitive ops, in execution order (build-ops).

@@ -18,6 +18,10 @@ namespace aoa::runtime {
 /// Writes `contents` to `path` atomically (see the file comment).
 Status writeFileAtomically(const std::string &path, std::string_view contents);
 
+/// Copies the file `from` to `to` atomically (same protocol); `from` is
+/// read through symbolic links.
+Status copyFileAtomically(const std::string &from, const std::string &to);
+
 /// Makes renames and creations in `directory` durable (fsync of the
 /// directory; file systems that cannot sync directories are accepted).
 Status syncDirectory(const std::string &directory);

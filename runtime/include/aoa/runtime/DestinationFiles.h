@@ -113,8 +113,10 @@ public:
   /// By destination tensor: the xxh3 of each tensor of its finished files,
   /// 0 for the others.
   std::vector<uint64_t> tensorHashes() const;
-  /// install()'s last step: writes metadata.json with `hashes` (by
-  /// destination tensor) and removes the staging directory.
+  /// install()'s last step: copies the plan's copied files from the source
+  /// directory and writes a Hugging Face destination's index, then writes
+  /// metadata.json with `hashes` (by destination tensor), last, and removes
+  /// the staging directory.
   Status writeMetadata(const std::vector<uint64_t> &hashes);
 
   /// After a failed run: when no file is finished, removes the staging
@@ -152,6 +154,9 @@ private:
   /// A write's last step: counts its bytes; the write that completes the
   /// file commits it.
   Status countWritten(uint32_t tensor, uint64_t bytes);
+  /// The copied files and the Hugging Face index (writeMetadata's first
+  /// step), each atomically.
+  Status installCompanions() const;
   std::string stagedPath(uint32_t file) const;
   std::string finalPath(uint32_t file) const;
   /// Whether this process handles `file` (see DestinationOptions::rank).
@@ -162,6 +167,7 @@ private:
   const plan::Plan &plan_;
   std::string directory_;
   std::string stagingDirectory_;
+  std::string sourceDirectory_;
   std::unique_ptr<RunJournal> journal_;
   std::vector<std::unique_ptr<FileState>> files_;
   /// By destination tensor: its position among its file's tensors.

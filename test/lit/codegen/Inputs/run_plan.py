@@ -221,6 +221,8 @@ class Line:
 class Plan:
     def __init__(self):
         self.version = None
+        self.destination_format = "aoa"
+        self.copied_files = []
         self.ranks = None
         self.budget = None
         self.source_files = []
@@ -306,9 +308,9 @@ def parse_instruction(line):
 
 def parse_plan(text):
     plan = Plan()
-    order = ["aoa-plan", "ranks", "memory-budget", "source-file",
-             "destination-file", "source-tensor", "destination-tensor",
-             "added-key", "rank"]
+    order = ["aoa-plan", "ranks", "memory-budget", "destination-format",
+             "source-file", "destination-file", "source-tensor",
+             "destination-tensor", "added-key", "copy-file", "rank"]
     section = -1
     current_rank = None
     current_round = None
@@ -338,12 +340,12 @@ def parse_plan(text):
         if word not in order:
             line.error("unknown line '%s'" % word)
         at = order.index(word)
-        if at < section or (at == section and word in ("aoa-plan", "ranks", "memory-budget")):
+        if at < section or (at == section and word in ("aoa-plan", "ranks", "memory-budget", "destination-format")):
             line.error("'%s' out of order" % word)
         section = at
         if word == "aoa-plan":
             plan.version = line.integer()
-            if plan.version != 1:
+            if plan.version not in (1, 2):
                 line.error("unknown version %d" % plan.version)
         elif word == "ranks":
             plan.ranks = line.integer()
@@ -367,6 +369,17 @@ def parse_plan(text):
             continue
         elif word == "added-key":
             plan.added_keys.append(line.string())
+        elif word in ("destination-format", "copy-file"):
+            # Version 2: how the destination directory is presented; what
+            # is copied beside it. Neither changes where elements land.
+            if plan.version < 2:
+                line.error("'%s' needs plan version 2" % word)
+            if word == "destination-format":
+                plan.destination_format = line.word()
+                if plan.destination_format not in ("aoa", "huggingface"):
+                    line.error("unknown destination format '%s'" % plan.destination_format)
+            else:
+                plan.copied_files.append(line.string())
         elif word == "rank":
             r = line.integer()
             if r != len(plan.programs):
