@@ -204,7 +204,7 @@ private:
         destination ? plan_.destinationFiles : plan_.sourceFiles;
     Kind kind = destination ? Kind::DestinationFile : Kind::SourceFile;
     const char *side = destination ? "destination" : "source";
-    std::unordered_map<std::string_view, uint32_t> byPath;
+    std::unordered_map<std::string, uint32_t> byPath;
     for (uint32_t i = 0; i < files.size() && !errors_.stopped(); ++i) {
       const plan::File &f = files[i];
       if (f.rank >= plan_.ranks)
@@ -227,7 +227,14 @@ private:
                   " is not inside the destination directory")
             .hint("destination paths are relative and have no '..' "
                   "components");
-      auto [it, inserted] = byPath.emplace(f.path, i);
+      else if (destination && isReservedName(f.path))
+        error(site(kind, i, Field::Path),
+              "destination file " + quote(f.path) +
+                  " has a name that aoa-run uses for its own files")
+            .hint("metadata.json, model.safetensors.index.json, .aoa-run/, "
+                  ".aoa/ and temporary names (.NAME.tmp.*) are reserved");
+      // `a//b` and `./a/b` name the file `a/b` too.
+      auto [it, inserted] = byPath.emplace(lexicallyNormal(f.path), i);
       if (!inserted) {
         auto diag = error(site(kind, i, Field::Path),
                           std::string(side) + " file " + quote(f.path) +
@@ -236,6 +243,46 @@ private:
         diag.hint("list each file once and refer to it by its id");
       }
     }
+  }
+
+  /// `path` with empty and `.` components dropped (`a//./b` is `a/b`).
+  static std::string lexicallyNormal(std::string_view path) {
+    std::string normal;
+    if (!path.empty() && path.front() == '/')
+      normal = "/";
+    size_t start = 0;
+    while (start <= path.size()) {
+      size_t end = path.find('/', start);
+      if (end == std::string_view::npos)
+        end = path.size();
+      std::string_view part = path.substr(start, end - start);
+      if (!part.empty() && part != ".") {
+        if (!normal.empty() && normal.back() != '/')
+          normal += '/';
+        normal += part;
+      }
+      start = end + 1;
+    }
+    return normal;
+  }
+
+  /// Names of the files aoa-run writes or stages itself.
+  static bool isReservedName(std::string_view path) {
+    std::string normal = lexicallyNormal(path);
+    std::string_view name = normal;
+    size_t slash = name.rfind('/');
+    std::string_view last =
+        slash == std::string_view::npos ? name : name.substr(slash + 1);
+    auto under = [&](std::string_view directory) {
+      return name == directory ||
+             (name.size() > directory.size() &&
+              name.substr(0, directory.size()) == directory &&
+              name[directory.size()] == '/');
+    };
+    return name == "metadata.json" || name == plan::kHuggingFaceIndexName ||
+           under(".aoa-run") || under(".aoa") ||
+           (last.size() > 1 && last[0] == '.' &&
+            last.find(".tmp.") != std::string_view::npos);
   }
 
   static bool escapesDirectory(std::string_view path) {
@@ -369,10 +416,10 @@ private:
   /// Copied files land beside the destination files: they must stay inside
   /// the destination, and must not be one of its files or metadata.json.
   void checkCopiedFiles() {
-    std::unordered_map<std::string_view, uint32_t> seen;
-    std::unordered_map<std::string_view, uint32_t> written;
+    std::unordered_map<std::string, uint32_t> seen;
+    std::unordered_map<std::string, uint32_t> written;
     for (uint32_t f = 0; f < plan_.destinationFiles.size(); ++f)
-      written.emplace(plan_.destinationFiles[f].path, f);
+      written.emplace(lexicallyNormal(plan_.destinationFiles[f].path), f);
     for (uint32_t i = 0; i < plan_.copiedFiles.size() && !errors_.stopped();
          ++i) {
       const std::string &path = plan_.copiedFiles[i];
@@ -385,15 +432,15 @@ private:
                   "components");
         continue;
       }
-      if (path == "metadata.json" || path == plan::kHuggingFaceIndexName ||
-          path.rfind(".aoa-run", 0) == 0) {
+      if (isReservedName(path)) {
         error(where, "copied file " + quote(path) +
                          " would replace a file that aoa-run writes itself")
-            .hint("do not copy metadata.json, " +
-                  std::string(plan::kHuggingFaceIndexName) + " or .aoa-run/");
+            .hint("metadata.json, model.safetensors.index.json, .aoa-run/, "
+                  ".aoa/ and temporary names (.NAME.tmp.*) are reserved");
         continue;
       }
-      if (auto it = written.find(path); it != written.end()) {
+      std::string normal = lexicallyNormal(path);
+      if (auto it = written.find(normal); it != written.end()) {
         auto diag = error(where, "copied file " + quote(path) +
                                      " is also a destination file");
         note(diag, site(Kind::DestinationFile, it->second, Field::Path),
@@ -402,7 +449,7 @@ private:
                   "it as well");
         continue;
       }
-      auto [it, inserted] = seen.emplace(path, i);
+      auto [it, inserted] = seen.emplace(normal, i);
       if (!inserted) {
         auto diag = error(where, "copied file " + quote(path) +
                                      " is listed twice");

@@ -1109,3 +1109,43 @@ TEST(PlanTextHuggingFaceTest, VersionOnePlansHaveNeitherLine) {
               "copy-file \"config.json\"",
               "'copy-file' lines need plan format version 2");
 }
+
+// Issue: a destination file named metadata.json was overwritten by the
+// metadata, one under .aoa-run/ deleted with the staging directory, and
+// `f` and `./f` were two files writing one (silently wrong data).
+TEST(PlanTextVerifyTest, ReservedAndAliasedDestinationNames) {
+  for (const char *reserved :
+       {"metadata.json", "./metadata.json", "model.safetensors.index.json",
+        ".aoa-run/files/x.safetensors", ".aoa-run", ".aoa/plan",
+        "sub/.x.safetensors.tmp.1a2b3c4d"}) {
+    SCOPED_TRACE(reserved);
+    expectEditError("\"opt-rank1.safetensors\"",
+                    "\"" + std::string(reserved) + "\"",
+                    "\"" + std::string(reserved) + "\"",
+                    "destination file '" + std::string(reserved) +
+                        "' has a name that aoa-run uses for its own files");
+  }
+  // Not reserved: names that only look alike.
+  for (const char *fine : {"metadata.json.safetensors", ".aoa-runs/x",
+                           "sub/metadata.json", "x.tmp.safetensors"}) {
+    SCOPED_TRACE(fine);
+    Read r(edit(sampleText(), "\"opt-rank1.safetensors\"",
+                "\"" + std::string(fine) + "\""));
+    EXPECT_TRUE(r.plan) << r.all();
+  }
+  for (const char *alias : {"./model-00001.safetensors",
+                            ".//model-00001.safetensors"}) {
+    SCOPED_TRACE(alias);
+    expectEditError("\"opt-rank0.safetensors\"",
+                    "\"" + std::string(alias) + "\"",
+                    "\"" + std::string(alias) + "\"",
+                    "destination file '" + std::string(alias) +
+                        "' is listed twice");
+  }
+  expectEditError("\"src/rank1.safetensors\"", "\"src//rank0.safetensors\"",
+                  "\"src//rank0.safetensors\"",
+                  "source file 'src//rank0.safetensors' is listed twice");
+  expectHuggingFaceEditError("\"tok/vocab.txt\"", "\"./config.json\"",
+                             "\"./config.json\"",
+                             "copied file './config.json' is listed twice", 0);
+}
