@@ -45,7 +45,7 @@ std::string describe(const Json &value) {
 //===----------------------------------------------------------------------===//
 
 InFlightDiagnostic LayoutSpecParser::error(std::string message) {
-  return diags_.error(locate(locator_.valueOffset(where_)), std::move(message));
+  return sink().error(locate(locator_.valueOffset(where_)), std::move(message));
 }
 
 InFlightDiagnostic
@@ -53,11 +53,11 @@ LayoutSpecParser::errorBelow(llvm::ArrayRef<JsonPathStep> steps,
                              std::string message) {
   std::vector<JsonPathStep> path = where_;
   path.insert(path.end(), steps.begin(), steps.end());
-  return diags_.error(locate(locator_.valueOffset(path)), std::move(message));
+  return sink().error(locate(locator_.valueOffset(path)), std::move(message));
 }
 
 InFlightDiagnostic LayoutSpecParser::errorAtKey(std::string message) {
-  return diags_.error(locate(locator_.keyOffset(where_)), std::move(message));
+  return sink().error(locate(locator_.keyOffset(where_)), std::move(message));
 }
 
 InFlightDiagnostic LayoutSpecParser::errorInString(size_t offset,
@@ -69,7 +69,7 @@ InFlightDiagnostic LayoutSpecParser::errorInString(size_t offset,
       text.substr(at + 1, offset).find_first_of("\\\"") ==
           std::string_view::npos)
     at += 1 + offset;
-  return diags_.error(locate(at), std::move(message));
+  return sink().error(locate(at), std::move(message));
 }
 
 bool LayoutSpecParser::stopForErrors() {

@@ -109,6 +109,8 @@ struct Rule {
   std::optional<IdPartition> stagePartition, expertPartition;
   /// Keys it placed (state keys that follow theirs not counted).
   size_t placed = 0;
+  /// Keys it could not place: the first is reported, the others counted.
+  size_t failed = 0;
 };
 
 /// Where a key of the key list takes its placement from.
@@ -135,7 +137,7 @@ public:
                    SourceManager &sources, DiagnosticEngine &diags,
                    const LayoutKeyList *keys)
       : path_(path), buffer_(buffer), sources_(sources), diags_(diags),
-        keys_(keys), locator_(sources.text(buffer)),
+        quietDiags_(sources), keys_(keys), locator_(sources.text(buffer)),
         errorsBefore_(diags.errorCount()) {}
 
   std::optional<ShardMetadata> parse();
@@ -186,6 +188,9 @@ private:
   /// can be found (no escapes before it); else at the value.
   InFlightDiagnostic errorInString(size_t offset, std::string message);
   unsigned errorCount() const { return diags_.errorCount() - errorsBefore_; }
+  /// Where errors go: nowhere while quiet_ (more keys failing under a rule
+  /// that already reported one).
+  DiagnosticEngine &sink() { return quiet_ ? quietDiags_ : diags_; }
   /// Reports "too many errors" once the cap is reached; true then.
   bool stopForErrors();
 
@@ -296,7 +301,8 @@ private:
   /// Places every key of the key list (and the `tensors` entries for other
   /// keys), in order.
   void placeKeyList();
-  void matchKeys();
+  /// Finds every key's placement; false when the key list is unusable.
+  bool matchKeys();
   void reportUnmatchedKeys(llvm::ArrayRef<size_t> unmatched);
   void reportUnplacedRules();
   /// Counts the ids and splits them over each rule's axis.
@@ -304,6 +310,12 @@ private:
   void finishIdAxis(IdAxis &axis, bool layers);
   /// The placement of key-list entry `index` (for a state key, its model
   /// key's), or nullopt after reporting why there is none.
+  /// Notes how many more keys each rule could not place.
+  void reportQuietFailures();
+  std::optional<KeyPlacement> placeRuleKey(const Rule &rule,
+                                           const KeySource &source,
+                                           llvm::ArrayRef<int64_t> shape,
+                                           const std::string &keyContext);
   std::optional<KeyPlacement> placementOf(size_t index,
                                           llvm::ArrayRef<int64_t> shape,
                                           const std::string &keyContext);
@@ -315,6 +327,8 @@ private:
   uint32_t buffer_;
   SourceManager &sources_;
   DiagnosticEngine &diags_;
+  DiagnosticEngine quietDiags_;
+  bool quiet_ = false;
   const LayoutKeyList *keys_;
   JsonLocator locator_;
   unsigned errorsBefore_;

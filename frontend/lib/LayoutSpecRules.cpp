@@ -271,12 +271,14 @@ std::optional<IdAxis> LayoutSpecParser::parseIdAxis(const Json &value,
 void LayoutSpecParser::placeKeyList() {
   std::vector<bool> emitted(listed_.size(), false);
   if (keys_) {
-    matchKeys();
-    if (errorCount() != 0)
+    // Unmatched keys and rules that place nothing are reported, and the
+    // other keys still placed, so that one run shows every problem.
+    if (!matchKeys())
       return;
     reportUnplacedRules();
+    unsigned errors = errorCount();
     finishIdAxes();
-    if (errorCount() != 0)
+    if (errorCount() != errors)
       return;
     placementFailed_.assign(keys_->keys.size(), false);
     builder_.reserve(keys_->keys.size() * (1 + optimizerSuffixes_.size()), 0,
@@ -286,6 +288,8 @@ void LayoutSpecParser::placeKeyList() {
         return;
       const LayoutKey &key = keys_->keys[i];
       const KeySource &source = keySources_[i];
+      if (source.kind == KeySource::Unmatched)
+        continue;
       if (source.kind == KeySource::Listed) {
         const ListedTensor &listed = listed_[source.index];
         emitted[source.index] = true;
@@ -298,6 +302,7 @@ void LayoutSpecParser::placeKeyList() {
               placementOf(i, key.globalShape, "key " + quoteText(key.key)))
         addPlacedTensor(key.key, key.dtype, key.globalShape, *placement);
     }
+    reportQuietFailures();
   }
   // `tensors` entries for keys the key list does not have, in spec order.
   for (size_t i = 0; i < listed_.size(); ++i) {
@@ -311,7 +316,7 @@ void LayoutSpecParser::placeKeyList() {
   }
 }
 
-void LayoutSpecParser::matchKeys() {
+bool LayoutSpecParser::matchKeys() {
   const std::vector<LayoutKey> &keys = keys_->keys;
   keySources_.assign(keys.size(), KeySource{});
   if (keyIndex_.size() != keys.size()) {
@@ -324,7 +329,7 @@ void LayoutSpecParser::matchKeys() {
             .error(SourceLocation{}, "key " + quoteText(key.key) +
                                          " appears twice in " + keys_->origin)
             .hint("a key list names each key once");
-        return;
+        return false;
       }
   }
   std::vector<size_t> unmatched;
@@ -362,6 +367,7 @@ void LayoutSpecParser::matchKeys() {
   }
   if (!unmatched.empty())
     reportUnmatchedKeys(unmatched);
+  return true;
 }
 
 void LayoutSpecParser::reportUnmatchedKeys(llvm::ArrayRef<size_t> unmatched) {
@@ -468,10 +474,10 @@ void LayoutSpecParser::finishIdAxis(IdAxis &ids, bool layers) {
 std::optional<KeyPlacement>
 LayoutSpecParser::placementOf(size_t index, llvm::ArrayRef<int64_t> shape,
                               const std::string &keyContext) {
-  if (placementFailed_[index])
-    return std::nullopt;
   const KeySource &source = keySources_[index];
-  std::optional<KeyPlacement> out;
+  // Unmatched keys were reported together.
+  if (placementFailed_[index] || source.kind == KeySource::Unmatched)
+    return std::nullopt;
   if (source.kind == KeySource::StateOf) {
     // The model key's placement, for the state's shape.
     const LayoutKey &model = keys_->keys[source.index];
@@ -509,7 +515,23 @@ LayoutSpecParser::placementOf(size_t index, llvm::ArrayRef<int64_t> shape,
     return placement;
   }
 
-  const Rule &rule = ruleAt(source.index);
+  Rule &rule = source.index < rules_.size() ? rules_[source.index] : *default_;
+  // After a rule's first failing key, its other failures are only counted.
+  quiet_ = rule.failed != 0;
+  std::optional<KeyPlacement> out =
+      placeRuleKey(rule, source, shape, keyContext);
+  quiet_ = false;
+  if (!out) {
+    ++rule.failed;
+    placementFailed_[index] = true;
+  }
+  return out;
+}
+
+std::optional<KeyPlacement>
+LayoutSpecParser::placeRuleKey(const Rule &rule, const KeySource &source,
+                               llvm::ArrayRef<int64_t> shape,
+                               const std::string &keyContext) {
   std::string context = keyContext + " (" + rule.name + "): ";
   std::vector<std::pair<unsigned, int64_t>> idSelects;
   for (bool layers : {true, false}) {
@@ -524,22 +546,40 @@ LayoutSpecParser::placementOf(size_t index, llvm::ArrayRef<int64_t> shape,
     std::optional<int64_t> part = id ? partition->partOf(*id) : std::nullopt;
     if (!part) {
       At at(*this, {JsonPathStep::member(ids.field)});
+      if (ids.ranges || ids.count)
+        where_.push_back(
+            JsonPathStep::member(ids.ranges ? "ranges" : ids.countField));
       error(context +
             (id ? ids.idName + std::string(" ") + std::to_string(*id) +
                       " is outside the " + std::to_string(ids.ids) + " " +
-                      ids.idName + "s that '" + ids.field + "' splits"
+                      ids.idName + (ids.ids == 1 ? "" : "s") + " that '" +
+                      ids.field + "' splits"
                 : std::string("its ") + ids.idName + " id is too large"))
           .hint(ids.ranges ? "extend the last range"
                            : std::string("raise '") + ids.countField + "'");
-      placementFailed_[index] = true;
       return std::nullopt;
     }
     idSelects.emplace_back(*axis, *part);
   }
-  out = placeKey(rule.spec, context, shape, idSelects);
-  if (!out)
-    placementFailed_[index] = true;
-  return out;
+  return placeKey(rule.spec, context, shape, idSelects);
+}
+
+void LayoutSpecParser::reportQuietFailures() {
+  for (size_t r = 0; r <= rules_.size(); ++r) {
+    if (r == rules_.size() && !default_)
+      break;
+    const Rule &rule = ruleAt(r);
+    if (rule.failed < 2)
+      continue;
+    At at(*this, rule.spec.path);
+    if (!rule.patternField.empty())
+      where_.push_back(JsonPathStep::member(rule.patternField));
+    diags_.report(Severity::Note, locate(locator_.valueOffset(where_)),
+                  rule.name + ": " + std::to_string(rule.failed - 1) +
+                      " more " + (rule.failed == 2 ? "key" : "keys") +
+                      " it matches cannot be placed either (only the first "
+                      "is shown)");
+  }
 }
 
 } // namespace layoutspec
