@@ -79,6 +79,10 @@ int main(int argc, char **argv) {
       "  expert-parallel ranks (\"experts\") by the $LAYER_ID / $EXPERT_ID a\n"
       "  rule captures. With --config too, it places the keys the\n"
       "  statements write from that checkpoint instead.\n\n"
+      "  Globs match whole keys: * any run of characters (dots included),\n"
+      "  ? one character, [a-z] / [!a-z] a class, {a,b} alternatives,\n"
+      "  \\c the character c, $LAYER_ID / $EXPERT_ID a run of digits.\n"
+      "  Regexes are ECMAScript, also matching whole keys.\n\n"
       "  Errors are reported as file:line:col diagnostics; the exit code is\n"
       "  1 if there was any, and then nothing is written.\n");
 
