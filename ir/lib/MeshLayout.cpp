@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
 #include <limits>
 #include <unordered_set>
 
@@ -345,6 +346,38 @@ std::vector<RankBlock> expandPlacement(const DeviceMesh &mesh,
     blocks.push_back(std::move(block));
   }
   return blocks;
+}
+
+std::vector<RankBlock> expandFlatPlacement(const DeviceMesh &mesh,
+                                           const TensorPlacement &placement,
+                                           llvm::ArrayRef<int64_t> globalShape,
+                                           unsigned flatAxis) {
+  std::vector<RankBlock> blocks = expandPlacement(mesh, placement, globalShape);
+  if (flatAxis >= mesh.ndim())
+    return blocks;
+  std::vector<int64_t> meshStrides = rowMajorStrides(mesh.shape());
+  const int64_t parts = mesh.shape()[flatAxis];
+  std::vector<RankBlock> kept;
+  kept.reserve(blocks.size());
+  for (size_t linear = 0; linear < blocks.size(); ++linear) {
+    RankBlock &block = blocks[linear];
+    int64_t coordinate =
+        (static_cast<int64_t>(linear) / meshStrides[flatAxis]) % parts;
+    int64_t elements = block.box.volume();
+    if (elements == 0) {
+      if (coordinate == 0)
+        kept.push_back(std::move(block));
+      continue;
+    }
+    int64_t chunk = elements / parts + (elements % parts ? 1 : 0);
+    int64_t begin = coordinate * chunk;
+    int64_t end = std::min(begin + chunk, elements);
+    if (begin >= end)
+      continue;
+    block.flat = FlatElementRange{begin, end};
+    kept.push_back(std::move(block));
+  }
+  return kept;
 }
 
 } // namespace aoa

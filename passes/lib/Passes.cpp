@@ -1,4 +1,5 @@
-//===- Passes.cpp - The pipeline's pass lists ------------------------------===//
+//===- Passes.cpp - The pipeline's pass lists
+//------------------------------===//
 #include "aoa/passes/Passes.h"
 
 #include <algorithm>
@@ -30,6 +31,8 @@ void addPipeline(PassManager &pm, PipelineStage stage) {
     return;
   }
   pm.add(createDeriveDestinationPass());
+  if (stage == PipelineStage::DerivedDestination)
+    return;
   pm.add(createResolveShardSourcesPass());
   pm.add(createVerifyPass());
   pm.add(createSchedulePass());

@@ -1,11 +1,14 @@
 //===- aoa-layout.cpp - Shard metadata from a mesh layout -----------------===//
 //
-// Parses flags, expands the layout spec (LayoutSpecLoader) and writes the
-// metadata (MetadataWriter) atomically.
+// Parses flags, loads the key list (--src, or the outputs of --config's
+// statements over it), expands the layout spec (LayoutSpecLoader) and writes
+// the metadata (MetadataWriter) atomically.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/driver/OutputFile.h"
+#include "aoa/driver/StatementOutputs.h"
 #include "aoa/frontend/LayoutSpecLoader.h"
+#include "aoa/frontend/MetadataLoader.h"
 #include "aoa/ir/MetadataWriter.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -27,19 +30,61 @@ static cl::opt<std::string> outputPath(
     "o", cl::desc("Write the metadata to <file> (atomically); '-' is stdout"),
     cl::value_desc("file"), cl::init("-"), cl::cat(category));
 
+static cl::opt<std::string> sourcePath(
+    "src",
+    cl::desc("The keys to place (with dtypes and shapes): shard metadata "
+             "(aoa-metadata v1) of a checkpoint"),
+    cl::value_desc("metadata.json"), cl::cat(category));
+
+static cl::opt<std::string> configPath(
+    "config",
+    cl::desc("Place the keys these statements write from --src instead "
+             "(what aoa-compile CONFIG --src writes without --dst)"),
+    cl::value_desc("statements"), cl::cat(category));
+
+/// The key list --src and --config describe; nullopt after errors.
+static std::optional<aoa::LayoutKeyList>
+loadKeyList(aoa::SourceManager &sources, aoa::DiagnosticEngine &diags) {
+  std::optional<aoa::ShardMetadata> source =
+      aoa::loadShardMetadata(sourcePath, sources, diags);
+  if (!source)
+    return std::nullopt;
+  if (configPath.empty())
+    return aoa::layoutKeysOf(*source, "the source '" + sourcePath + "'");
+  std::optional<aoa::ShardMetadata> outputs = aoa::deriveStatementOutputs(
+      configPath, *source, sourcePath, sources, diags);
+  if (!outputs)
+    return std::nullopt;
+  return aoa::layoutKeysOf(*outputs, "the outputs of '" + configPath + "'");
+}
+
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::SetVersionPrinter([](raw_ostream &os) { os << "aoa-layout 0.1.0\n"; });
   cl::ParseCommandLineOptions(
       argc, argv,
       "aoa-layout: shard metadata from a device mesh and tensor placements\n\n"
+      "  aoa-layout SPEC [-o OUT]\n"
+      "  aoa-layout SPEC --src METADATA [--config STATEMENTS] [-o OUT]\n\n"
       "  Reads a layout spec ({\"format\": \"aoa-layout\", \"version\": 1,\n"
-      "  \"mesh\": ..., \"tensors\": ...}; see docs/layouts.md), expands "
-      "every\n"
-      "  tensor's placement (Paddle dims_mapping or MindSpore tensor_map)\n"
-      "  into one shard per process, and writes aoa-metadata v1. Errors are\n"
-      "  reported as file:line:col diagnostics; the exit code is 1 if there\n"
-      "  was any, and then nothing is written.\n");
+      "  \"mesh\": ..., \"tensors\": ..., \"rules\": ...}; see "
+      "docs/layouts.md),\n"
+      "  expands every tensor's placement (Paddle dims_mapping or MindSpore\n"
+      "  tensor_map, replicate, or flat) into one shard per process, and\n"
+      "  writes aoa-metadata v1.\n\n"
+      "  With --src, the spec places the checkpoint's keys, in its order,\n"
+      "  taking dtypes and shapes from it: ordered rules over key patterns\n"
+      "  (\"match\": glob or \"regex\", first match wins, a \"default\"),\n"
+      "  layers on pipeline stages (\"stages\") and experts on\n"
+      "  expert-parallel ranks (\"experts\") by the $LAYER_ID / $EXPERT_ID a\n"
+      "  rule captures. With --config too, it places the keys the\n"
+      "  statements write from that checkpoint instead.\n\n"
+      "  Globs match whole keys: * any run of characters (dots included),\n"
+      "  ? one character, [a-z] / [!a-z] a class, {a,b} alternatives,\n"
+      "  \\c the character c, $LAYER_ID / $EXPERT_ID a run of digits.\n"
+      "  Regexes are ECMAScript, also matching whole keys.\n\n"
+      "  Errors are reported as file:line:col diagnostics; the exit code is\n"
+      "  1 if there was any, and then nothing is written.\n");
 
   aoa::SourceManager sources;
   aoa::DiagnosticEngine diags(sources);
@@ -47,12 +92,21 @@ int main(int argc, char **argv) {
   aoa::TextDiagnosticPrinter printer(std::cerr, sources, color);
   diags.setHandler(printer.handler());
 
-  std::optional<aoa::ShardMetadata> metadata =
-      aoa::loadLayoutSpec(specPath, sources, diags);
-  if (metadata)
-    if (std::optional<std::string> failure = aoa::writeOutput(
-            outputPath, aoa::printShardMetadata(*metadata), std::cout))
-      diags.error(aoa::SourceLocation{}, *failure);
+  std::optional<aoa::LayoutKeyList> keys;
+  if (!configPath.empty() && sourcePath.empty())
+    diags.error(aoa::SourceLocation{}, "--config needs --src")
+        .hint("the statements' outputs are derived from a source checkpoint: "
+              "pass --src METADATA");
+  else if (!sourcePath.empty())
+    keys = loadKeyList(sources, diags);
+  if (!diags.hadErrors()) {
+    std::optional<aoa::ShardMetadata> metadata =
+        aoa::loadLayoutSpec(specPath, sources, diags, keys ? &*keys : nullptr);
+    if (metadata)
+      if (std::optional<std::string> failure = aoa::writeOutput(
+              outputPath, aoa::printShardMetadata(*metadata), std::cout))
+        diags.error(aoa::SourceLocation{}, *failure);
+  }
   if (!diags.hadErrors())
     return 0;
   std::cerr << diags.errorCount()

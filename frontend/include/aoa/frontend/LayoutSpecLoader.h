@@ -13,9 +13,17 @@
 //
 // and expands it (MeshLayout.h) into shard metadata: for every tensor, one
 // shard per process of its mesh, in rank order, stored in that rank's file
-// under the tensor's key. Every problem is a diagnostic located at the
-// offending JSON value, with a hint; loading continues to the next tensor and
-// stops after 20 errors.
+// under the tensor's key.
+//
+// A spec may instead place the keys of a key list (a checkpoint's keys, or
+// the outputs of statements) by ordered rules over key patterns
+// (KeyPattern.h), first match wins, with pipeline stages and experts
+// assigned from the `$LAYER_ID` / `$EXPERT_ID` a rule captures; dtypes and
+// shapes then come from the key list, and the output lists its keys in its
+// order.
+//
+// Every problem is a diagnostic located at the offending JSON value, with a
+// hint; loading continues to the next tensor and stops after 20 errors.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_FRONTEND_LAYOUTSPECLOADER_H
@@ -26,21 +34,41 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace aoa {
 
+/// A tensor a spec's rules place: its key, dtype and global shape.
+struct LayoutKey {
+  std::string key;
+  DType dtype = DType::F32;
+  std::vector<int64_t> globalShape;
+};
+
+/// The keys to place, in output order, and where they come from, for
+/// messages ("the source 'meta.json'", "the outputs of 'model.aoa'").
+struct LayoutKeyList {
+  std::vector<LayoutKey> keys;
+  std::string origin;
+};
+
+/// The tensors of `metadata` in its order (file order), as a key list.
+LayoutKeyList layoutKeysOf(const ShardMetadata &metadata, std::string origin);
+
 /// Reads, validates and expands the spec at `path`; on any error reports it
-/// and returns nullopt.
-std::optional<ShardMetadata> loadLayoutSpec(const std::string &path,
-                                            SourceManager &sources,
-                                            DiagnosticEngine &diags);
+/// and returns nullopt. With `keys`, its keys are placed (by the spec's
+/// `tensors` entries, then its rules), in its order, followed by `tensors`
+/// entries for other keys; without it, the spec may have no rules.
+std::optional<ShardMetadata>
+loadLayoutSpec(const std::string &path, SourceManager &sources,
+               DiagnosticEngine &diags, const LayoutKeyList *keys = nullptr);
 
 /// As loadLayoutSpec, for text already in memory; `path` names it in
 /// diagnostics.
-std::optional<ShardMetadata> loadLayoutSpecText(const std::string &path,
-                                                std::string text,
-                                                SourceManager &sources,
-                                                DiagnosticEngine &diags);
+std::optional<ShardMetadata>
+loadLayoutSpecText(const std::string &path, std::string text,
+                   SourceManager &sources, DiagnosticEngine &diags,
+                   const LayoutKeyList *keys = nullptr);
 
 } // namespace aoa
 

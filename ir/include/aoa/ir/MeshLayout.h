@@ -28,6 +28,7 @@
 #define AOA_IR_MESHLAYOUT_H
 
 #include "aoa/ir/Box.h"
+#include "aoa/ir/ShardMetadata.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -147,6 +148,9 @@ struct RankBlock {
   /// number"); replicas have equal indices.
   int64_t blockIndex = 0;
   Box box;
+  /// Flat placements: the elements of the box's row-major flattening this
+  /// process stores (metadata `flat_range`).
+  std::optional<FlatElementRange> flat;
 };
 
 /// Every process's block, in mesh order (row-major coordinates).
@@ -154,6 +158,19 @@ struct RankBlock {
 std::vector<RankBlock> expandPlacement(const DeviceMesh &mesh,
                                        const TensorPlacement &placement,
                                        llvm::ArrayRef<int64_t> globalShape);
+
+/// Flat (ZeRO / sharding-v2 style) placement: as expandPlacement, then the
+/// E elements of each block's row-major flattening are cut into chunks of
+/// ceil(E / n) over the n processes along mesh axis `flatAxis` (which must
+/// split no tensor dimension): the process at coordinate i there stores
+/// [i * chunk, min((i + 1) * chunk, E)). The tensor is padded to n chunks as
+/// sharding-v2 pads its buffer; the padding is stored nowhere, and processes
+/// whose chunk is all padding hold no block. An empty block (E = 0) is held
+/// whole, without a range, by coordinate 0. Mesh order, as expandPlacement.
+std::vector<RankBlock> expandFlatPlacement(const DeviceMesh &mesh,
+                                           const TensorPlacement &placement,
+                                           llvm::ArrayRef<int64_t> globalShape,
+                                           unsigned flatAxis);
 
 } // namespace aoa
 

@@ -40,7 +40,10 @@ enum class PipelineStage {
   Macros,       ///< the expanded statements (--emit=expanded)
   Ops,          ///< ops with result types (--emit=ir)
   ShardSources, ///< answers to every target (--emit=mappings)
-  Plan,         ///< the transfer program (--emit=plan)
+  /// The derived destination layout (no --dst): what the statements write,
+  /// each target whole (aoa-layout --config).
+  DerivedDestination,
+  Plan, ///< the transfer program (--emit=plan)
 };
 
 /// Adds every pass up to `stage`, in order, to `pm`.
