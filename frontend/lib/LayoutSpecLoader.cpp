@@ -801,8 +801,7 @@ void LayoutSpecParser::parseTensor(const std::string &key, const Json &value) {
             dtype = parseSafetensorsDTypeName(*text);
           if (!dtype)
             error(context + "unknown dtype " + quote(*text))
-                .hint("dtypes: float64 float32 float16 bfloat16 int64 int32 "
-                      "int16 int8 uint8 bool");
+                .hint("dtypes: " + std::string(allDTypeNames()));
         } else if (name == "global_shape") {
           globalShape = readIntList(fieldValue, context + "global_shape",
                                     "the tensor's extents, e.g. [1024, 512]");
