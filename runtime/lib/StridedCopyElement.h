@@ -97,7 +97,8 @@ AOA_HOST_DEVICE constexpr uint64_t integerMax(DType d) {
 /// Whether the integer `value` (of a signed dtype, or any below 2^63) lies
 /// in `d`'s range.
 AOA_HOST_DEVICE constexpr bool integerFits(int64_t value, DType d) {
-  return value >= integerMin(d) && (value < 0 || uint64_t(value) <= integerMax(d));
+  return value >= integerMin(d) &&
+         (value < 0 || uint64_t(value) <= integerMax(d));
 }
 
 /// Whether a cast from `From` to `To` can meet a value it has no result
@@ -182,9 +183,9 @@ template <DType From, DType To> struct CastElement {
       if constexpr (From == DType::U64)
         wide = unsignedToDouble(value, To != DType::F64);
       else
-        wide = integerToDouble(
-            From == DType::Bool ? (value != 0 ? 1 : 0) : int64_t(value),
-            To != DType::F64);
+        wide = integerToDouble(From == DType::Bool ? (value != 0 ? 1 : 0)
+                                                   : int64_t(value),
+                               To != DType::F64);
       if constexpr (To == DType::F64)
         return wide;
       else

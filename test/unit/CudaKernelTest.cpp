@@ -31,8 +31,8 @@ using namespace aoa::runtime;
 
 namespace {
 
-constexpr DType kFloating[] = {DType::F64,    DType::F32,    DType::F16,
-                               DType::BF16,   DType::F8E4M3, DType::F8E5M2,
+constexpr DType kFloating[] = {DType::F64,   DType::F32,    DType::F16,
+                               DType::BF16,  DType::F8E4M3, DType::F8E5M2,
                                DType::F8E8M0};
 constexpr size_t kFloatingCount = sizeof(kFloating) / sizeof(kFloating[0]);
 
@@ -182,7 +182,8 @@ protected:
 /// to itself.
 std::pair<DType, DType> randomDTypes(std::mt19937_64 &rng) {
   if (rng() % 3 != 0)
-    return {kFloating[rng() % kFloatingCount], kFloating[rng() % kFloatingCount]};
+    return {kFloating[rng() % kFloatingCount],
+            kFloating[rng() % kFloatingCount]};
   DType dtype = kAllDTypes[rng() % std::size(kAllDTypes)];
   return {dtype, dtype};
 }

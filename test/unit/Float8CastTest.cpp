@@ -36,8 +36,8 @@ uint32_t bitsOf(float value) {
 /// `values` cast from float32 to `to` (an FP8 dtype), as bits.
 std::vector<int> fromFloats(std::vector<float> values, DType to) {
   std::vector<uint8_t> out(values.size());
-  EXPECT_TRUE(castElements(DType::F32, values.data(), to, out.data(),
-                           values.size()));
+  EXPECT_TRUE(
+      castElements(DType::F32, values.data(), to, out.data(), values.size()));
   return std::vector<int>(out.begin(), out.end());
 }
 
@@ -47,10 +47,9 @@ double decodeFloat8(int bits, int exponentBits, int mantissaBits, int bias) {
   int sign = bits >> 7;
   int e = (bits >> mantissaBits) & ((1 << exponentBits) - 1);
   int m = bits & ((1 << mantissaBits) - 1);
-  double magnitude =
-      e == 0 ? std::ldexp(double(m), 1 - bias - mantissaBits)
-             : std::ldexp(double(m + (1 << mantissaBits)),
-                          e - bias - mantissaBits);
+  double magnitude = e == 0 ? std::ldexp(double(m), 1 - bias - mantissaBits)
+                            : std::ldexp(double(m + (1 << mantissaBits)),
+                                         e - bias - mantissaBits);
   return sign ? -magnitude : magnitude;
 }
 
@@ -61,12 +60,11 @@ TEST(Float8Cast, E4M3RoundsToNearestEvenAndOverflowsToNaN) {
                        DType::F8E4M3),
             (std::vector<int>{0x7E, 0x7E, 0x7F, 0x7F, 0x7F, 0xFF, 0x7F, 0xFF,
                               0x7F, 0xFF}));
-  EXPECT_EQ(fromFloats({tiny, -tiny, 3 * tiny, std::nextafter(tiny, 1.0f),
-                        0.0f, -0.0f, 1.0625f, 1.1875f,
-                        std::ldexp(15.0f, -10)},
-                       DType::F8E4M3),
-            (std::vector<int>{0x00, 0x80, 0x02, 0x01, 0x00, 0x80, 0x38, 0x3A,
-                              0x08}));
+  EXPECT_EQ(
+      fromFloats({tiny, -tiny, 3 * tiny, std::nextafter(tiny, 1.0f), 0.0f,
+                  -0.0f, 1.0625f, 1.1875f, std::ldexp(15.0f, -10)},
+                 DType::F8E4M3),
+      (std::vector<int>{0x00, 0x80, 0x02, 0x01, 0x00, 0x80, 0x38, 0x3A, 0x08}));
 }
 
 TEST(Float8Cast, E5M2RoundsToNearestEvenAndOverflowsToInf) {
@@ -95,19 +93,19 @@ TEST(Float8Cast, EveryPatternWidensExactly) {
     DType dtype;
     int exponentBits, mantissaBits, bias;
   };
-  for (Format f : {Format{DType::F8E4M3, 4, 3, 7},
-                   Format{DType::F8E5M2, 5, 2, 15}}) {
+  for (Format f :
+       {Format{DType::F8E4M3, 4, 3, 7}, Format{DType::F8E5M2, 5, 2, 15}}) {
     std::vector<uint8_t> all(256);
     for (int i = 0; i < 256; ++i)
       all[i] = uint8_t(i);
     std::vector<double> wide(256);
-    ASSERT_TRUE(castElements(f.dtype, all.data(), DType::F64, wide.data(),
-                             256));
+    ASSERT_TRUE(
+        castElements(f.dtype, all.data(), DType::F64, wide.data(), 256));
     for (int i = 0; i < 256; ++i) {
       int e = (i >> f.mantissaBits) & ((1 << f.exponentBits) - 1);
       int m = i & ((1 << f.mantissaBits) - 1);
-      bool nan = f.dtype == DType::F8E4M3 ? (i & 0x7F) == 0x7F
-                                          : e == 31 && m != 0;
+      bool nan =
+          f.dtype == DType::F8E4M3 ? (i & 0x7F) == 0x7F : e == 31 && m != 0;
       bool inf = f.dtype == DType::F8E5M2 && e == 31 && m == 0;
       if (nan) {
         EXPECT_TRUE(std::isnan(wide[i])) << i;
@@ -115,25 +113,26 @@ TEST(Float8Cast, EveryPatternWidensExactly) {
       } else if (inf) {
         EXPECT_EQ(wide[i], i >= 0x80 ? -INFINITY : INFINITY) << i;
       } else {
-        EXPECT_EQ(wide[i], decodeFloat8(i, f.exponentBits, f.mantissaBits,
-                                        f.bias))
+        EXPECT_EQ(wide[i],
+                  decodeFloat8(i, f.exponentBits, f.mantissaBits, f.bias))
             << i;
         EXPECT_EQ(std::signbit(wide[i]), i >= 0x80) << i;
       }
     }
     // And back: every non-NaN pattern survives the round trip.
     std::vector<uint8_t> back(256);
-    ASSERT_TRUE(castElements(DType::F64, wide.data(), f.dtype, back.data(),
-                             256));
+    ASSERT_TRUE(
+        castElements(DType::F64, wide.data(), f.dtype, back.data(), 256));
     for (int i = 0; i < 256; ++i) {
-      if (!std::isnan(wide[i]))
+      if (!std::isnan(wide[i])) {
         EXPECT_EQ(back[i], i) << i;
+      }
     }
   }
   std::vector<uint8_t> scales = {0, 1, 127, 254, 255};
   std::vector<float> values(5);
-  ASSERT_TRUE(castElements(DType::F8E8M0, scales.data(), DType::F32,
-                           values.data(), 5));
+  ASSERT_TRUE(
+      castElements(DType::F8E8M0, scales.data(), DType::F32, values.data(), 5));
   EXPECT_EQ(values[0], std::ldexp(1.0f, -127));
   EXPECT_EQ(values[1], std::ldexp(1.0f, -126));
   EXPECT_EQ(values[2], 1.0f);
@@ -263,22 +262,29 @@ TEST(OpaqueDTypes, AreMovedNeverCast) {
             "never cast");
   uint8_t fnuz = 0x80;
   uint8_t e4m3;
-  EXPECT_FALSE(
-      castElements(DType::F8E4M3Fnuz, &fnuz, DType::F8E4M3, &e4m3, 1));
+  EXPECT_FALSE(castElements(DType::F8E4M3Fnuz, &fnuz, DType::F8E4M3, &e4m3, 1));
 }
 
 TEST(DTypeNames, EveryDTypeHasItsSpellings) {
-  const char *names[][2] = {
-      {"float64", "F64"},        {"float32", "F32"},
-      {"float16", "F16"},        {"bfloat16", "BF16"},
-      {"int64", "I64"},          {"int32", "I32"},
-      {"int16", "I16"},          {"int8", "I8"},
-      {"uint8", "U8"},           {"bool", "BOOL"},
-      {"uint64", "U64"},         {"uint32", "U32"},
-      {"uint16", "U16"},         {"float8_e4m3fn", "F8_E4M3"},
-      {"float8_e5m2", "F8_E5M2"}, {"float8_e8m0fnu", "F8_E8M0"},
-      {"float8_e4m3fnuz", "F8_E4M3FNUZ"}, {"float8_e5m2fnuz", "F8_E5M2FNUZ"},
-      {"complex64", "C64"}};
+  const char *names[][2] = {{"float64", "F64"},
+                            {"float32", "F32"},
+                            {"float16", "F16"},
+                            {"bfloat16", "BF16"},
+                            {"int64", "I64"},
+                            {"int32", "I32"},
+                            {"int16", "I16"},
+                            {"int8", "I8"},
+                            {"uint8", "U8"},
+                            {"bool", "BOOL"},
+                            {"uint64", "U64"},
+                            {"uint32", "U32"},
+                            {"uint16", "U16"},
+                            {"float8_e4m3fn", "F8_E4M3"},
+                            {"float8_e5m2", "F8_E5M2"},
+                            {"float8_e8m0fnu", "F8_E8M0"},
+                            {"float8_e4m3fnuz", "F8_E4M3FNUZ"},
+                            {"float8_e5m2fnuz", "F8_E5M2FNUZ"},
+                            {"complex64", "C64"}};
   ASSERT_EQ(std::size(names), std::size(kAllDTypes));
   size_t bytes[] = {8, 4, 2, 2, 8, 4, 2, 1, 1, 1, 8, 4, 2, 1, 1, 1, 1, 1, 8};
   for (size_t i = 0; i < std::size(kAllDTypes); ++i) {

@@ -268,8 +268,8 @@ TEST_F(SafetensorsReaderTest, ByteSizeDisagreesWithShape) {
 
 TEST_F(SafetensorsReaderTest, UnknownDType) {
   EXPECT_EQ(
-      headerError(
-          R"({"w":{"dtype":"F9","shape":[2],"data_offsets":[0,2]}})", 2),
+      headerError(R"({"w":{"dtype":"F9","shape":[2],"data_offsets":[0,2]}})",
+                  2),
       dir.file("x.st") +
           ": tensor 'w': unsupported dtype 'F9'\nhint: supported dtypes "
           "are F64, F32, F16, BF16, F8_E4M3, F8_E5M2, F8_E8M0, I64, I32, I16, "

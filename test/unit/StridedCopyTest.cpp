@@ -33,8 +33,8 @@ using ::testing::HasSubstr;
 
 namespace {
 
-constexpr DType kFloating[] = {DType::F64,    DType::F32,    DType::F16,
-                               DType::BF16,   DType::F8E4M3, DType::F8E5M2,
+constexpr DType kFloating[] = {DType::F64,   DType::F32,    DType::F16,
+                               DType::BF16,  DType::F8E4M3, DType::F8E5M2,
                                DType::F8E8M0};
 constexpr size_t kFloatingCount = sizeof(kFloating) / sizeof(kFloating[0]);
 
@@ -109,7 +109,8 @@ Interval placeInside(std::mt19937_64 &rng, int64_t size, int64_t extent) {
 /// to itself.
 std::pair<DType, DType> randomDTypes(std::mt19937_64 &rng) {
   if (rng() % 3 != 0)
-    return {kFloating[rng() % kFloatingCount], kFloating[rng() % kFloatingCount]};
+    return {kFloating[rng() % kFloatingCount],
+            kFloating[rng() % kFloatingCount]};
   DType dtype = kAllDTypes[rng() % std::size(kAllDTypes)];
   return {dtype, dtype};
 }

@@ -46,7 +46,7 @@ AOA_HOST_DEVICE inline float float8E4M3ToFloat(uint8_t value) {
   uint32_t normal = (magnitude << 20) + (uint32_t(127 - 7) << 23);
   // Subnormal (and zero): mantissa * 2^-9, exact in float arithmetic.
   uint32_t subnormal = floatBits(static_cast<float>(magnitude) * 0x1p-9f);
-  uint32_t bits = magnitude == 0x7Fu     ? 0x7FF00000u
+  uint32_t bits = magnitude == 0x7Fu   ? 0x7FF00000u
                   : magnitude >= 0x08u ? normal
                                        : subnormal;
   return floatFromBits(sign | bits);
@@ -67,7 +67,7 @@ AOA_HOST_DEVICE inline uint8_t floatToFloat8E4M3(float value) {
   // 2^-6 gives 0x08, the smallest normal's encoding.
   uint32_t subnormal =
       floatBits(floatFromBits(magnitude) + 0x1p14f) - floatBits(0x1p14f);
-  uint32_t result = magnitude >= 0x43F00000u              ? 0x7Fu
+  uint32_t result = magnitude >= 0x43F00000u                 ? 0x7Fu
                     : magnitude >= (uint32_t(127 - 6) << 23) ? normal
                                                              : subnormal;
   return static_cast<uint8_t>(sign | result);
