@@ -441,8 +441,7 @@ bool LayoutSpecParser::readTensorType(const std::string &key, const Json &value,
             dtype = parseSafetensorsDTypeName(*text);
           if (!dtype)
             error(context + "unknown dtype " + quoteText(*text))
-                .hint("dtypes: float64 float32 float16 bfloat16 int64 int32 "
-                      "int16 int8 uint8 bool");
+                .hint("dtypes: " + std::string(allDTypeNames()));
         } else if (name == "global_shape") {
           globalShape = readIntList(fieldValue, context + "global_shape",
                                     "the tensor's extents, e.g. [1024, 512]");

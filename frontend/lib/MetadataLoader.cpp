@@ -329,7 +329,7 @@ private:
   /// Reports `value` as having the wrong type for `what`; reports malformed
   /// JSON instead when the value is not even valid JSON.
   void wrongType(ondemand::value &value, std::string_view what,
-                 const char *expected, const char *hint) {
+                 const char *expected, const std::string &hint) {
     const char *at = value.raw_json_token().data();
     std::optional<std::string> description = describe(value);
     if (!description)
@@ -705,11 +705,21 @@ void MetadataParser::parseTensor(std::string_view key, const char *keyAt,
         ReadResult read = readString(fieldValue, name);
         if (read == ReadResult::WrongType) {
           wrongType(fieldValue, "'dtype'", "a dtype name such as \"bfloat16\"",
-                    "dtypes: float64 float32 float16 bfloat16 int64 int32 "
-                    "int16 int8 uint8 bool");
+                    "dtypes: " + std::string(allDTypeNames()));
         } else if (read == ReadResult::Ok) {
           dtype = parseDTypeName(name);
-          if (!dtype) {
+          std::optional<unsigned> subByte = subByteDTypeBitsByName(name);
+          if (!subByte)
+            subByte = subByteDTypeBits(name);
+          if (!dtype && subByte) {
+            error(at, context() + "dtype " + quoteForMessage(name) + " (" +
+                          std::to_string(*subByte) +
+                          " bits per element) is not supported: aoa moves "
+                          "only dtypes of whole bytes")
+                .hint("sub-byte tensors (float4_e2m1fn, float6_e2m3fn, "
+                      "float6_e3m2fn) cannot be converted by aoa yet; leave "
+                      "them out of the metadata");
+          } else if (!dtype) {
             auto diag = error(at, context() + "unknown dtype " +
                                       quoteForMessage(name));
             std::vector<std::string> names;
@@ -724,8 +734,7 @@ void MetadataParser::parseTensor(std::string_view key, const char *keyAt,
               diag.hint("did you mean '" + suggestion +
                         "'? (metadata uses Paddle's dtype names)");
             else
-              diag.hint("dtypes: float64 float32 float16 bfloat16 int64 "
-                        "int32 int16 int8 uint8 bool");
+              diag.hint("dtypes: " + std::string(allDTypeNames()));
           }
         }
         break;

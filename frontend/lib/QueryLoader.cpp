@@ -123,8 +123,7 @@ private:
     std::optional<DType> dtype = parseDTypeName(q["dtype"].get<std::string>());
     if (!dtype) {
       error(index, "dtype", "unknown dtype '" + q["dtype"].get<std::string>() + "'")
-          .hint("dtypes: float64 float32 float16 bfloat16 int64 int32 int16 "
-                "int8 uint8 bool");
+          .hint("dtypes: " + std::string(allDTypeNames()));
       return std::nullopt;
     }
     desc.dtype = *dtype;

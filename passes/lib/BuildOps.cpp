@@ -169,8 +169,16 @@ private:
     if (!dtype) {
       error(statement, a.valueLocation,
             "unsupported cast dtype '" + a.string() + "'")
-          .hint("casts go between bool, int8, int16, int32, int64, uint8, "
-                "float16, bfloat16, float32 and float64");
+          .hint("casts go between " + std::string(castableDTypeNames()));
+      return std::nullopt;
+    }
+    if (!isCastableDType(*dtype)) {
+      error(statement, a.valueLocation,
+            "cannot cast to or from " + a.string() + ": " + a.string() +
+                " is only moved, never cast")
+          .hint("float8_e4m3fnuz, float8_e5m2fnuz and complex64 are copied "
+                "unchanged; casts go between " +
+                std::string(castableDTypeNames()));
       return std::nullopt;
     }
     return dtype;

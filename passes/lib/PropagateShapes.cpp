@@ -335,8 +335,19 @@ private:
   }
 
   bool runCast(size_t opIndex, Op &op, const View &input) {
-    // Every pair of dtypes casts (docs/language.md, "Casts"); values
-    // without a result are found by aoa-run, which sees the data.
+    // Every pair of castable dtypes casts (docs/language.md, "Casts");
+    // values without a result are found by aoa-run, which sees the data.
+    // The opaque dtypes are only moved.
+    if (input.type.dtype != op.castTo && !isCastableDType(input.type.dtype)) {
+      std::string from(dtypeName(input.type.dtype));
+      error(op, op.attributeLocation,
+            "cannot cast '" + printValueName(op.operands[0]) + "' from " +
+                from + " to " + std::string(dtypeName(op.castTo)) + ": " +
+                from + " is only moved, never cast")
+          .hint("float8_e4m3fnuz, float8_e5m2fnuz and complex64 are copied "
+                "unchanged; drop the cast");
+      return false;
+    }
     TensorType type = input.type;
     type.dtype = op.castTo;
     std::vector<Piece> pieces;

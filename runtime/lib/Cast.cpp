@@ -8,7 +8,20 @@
 
 namespace aoa::runtime {
 
-bool isCastSupported(DType, DType) { return true; }
+bool isCastSupported(DType from, DType to) {
+  return from == to || (isCastableDType(from) && isCastableDType(to));
+}
+
+Error castUnsupportedError(DType from, DType to) {
+  DType opaque = isCastableDType(from) ? to : from;
+  return Error{"cannot cast " + std::string(dtypeName(from)) + " to " +
+                   std::string(dtypeName(to)) + ": " +
+                   std::string(dtypeName(opaque)) +
+                   " is only moved, never cast",
+               "float8_e4m3fnuz, float8_e5m2fnuz and complex64 are copied "
+               "unchanged; cast them with another tool, or keep their "
+               "dtype"};
+}
 
 bool castMayFail(DType from, DType to) { return isCheckedCast(from, to); }
 
@@ -27,6 +40,8 @@ Status castElements(DType from, const void *src, DType to, void *dst,
                     size_t count) {
   std::string pair =
       std::string(dtypeName(from)) + " to " + std::string(dtypeName(to));
+  if (!isCastSupported(from, to))
+    return castUnsupportedError(from, to);
   if (count == 0)
     return Status();
   auto *in = static_cast<const std::byte *>(src);

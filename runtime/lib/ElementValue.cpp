@@ -1,6 +1,7 @@
 //===- ElementValue.cpp ---------------------------------------------------===//
 #include "aoa/runtime/ElementValue.h"
 
+#include "aoa/runtime/Float8Conversion.h"
 #include "aoa/runtime/FloatConversion.h"
 
 #include "Messages.h"
@@ -34,6 +35,15 @@ std::string formatFloat(Float value, Bits bits) {
   return std::string(digits, result.ptr);
 }
 
+/// The bytes of an element without a numeric value, "0x" and the bytes in
+/// memory order as hex (a complex64 is its real float, then its imaginary).
+std::string formatBytes(const void *element, size_t size) {
+  std::string text = "0x";
+  for (size_t i = 0; i < size; ++i)
+    appendHexByte(text, static_cast<const unsigned char *>(element)[i]);
+  return text;
+}
+
 } // namespace
 
 double elementAsDouble(DType dtype, const void *element) {
@@ -58,6 +68,22 @@ double elementAsDouble(DType dtype, const void *element) {
     return load<uint8_t>(element);
   case DType::Bool:
     return load<uint8_t>(element) != 0 ? 1.0 : 0.0;
+  case DType::U64:
+    return static_cast<double>(load<uint64_t>(element));
+  case DType::U32:
+    return load<uint32_t>(element);
+  case DType::U16:
+    return load<uint16_t>(element);
+  case DType::F8E4M3:
+    return float8E4M3ToFloat(load<uint8_t>(element));
+  case DType::F8E5M2:
+    return float8E5M2ToFloat(load<uint8_t>(element));
+  case DType::F8E8M0:
+    return float8E8M0ToFloat(load<uint8_t>(element));
+  case DType::F8E4M3Fnuz:
+  case DType::F8E5M2Fnuz:
+  case DType::C64:
+    return std::nan(""); // opaque: no value
   }
   return 0;
 }
@@ -92,6 +118,25 @@ std::string formatElement(DType dtype, const void *element) {
     appendHexByte(text, byte);
     return text + ")";
   }
+  case DType::U64:
+    return std::to_string(load<uint64_t>(element));
+  case DType::U32:
+    return std::to_string(load<uint32_t>(element));
+  case DType::U16:
+    return std::to_string(load<uint16_t>(element));
+  case DType::F8E4M3:
+    return formatFloat(float8E4M3ToFloat(load<uint8_t>(element)),
+                       load<uint8_t>(element));
+  case DType::F8E5M2:
+    return formatFloat(float8E5M2ToFloat(load<uint8_t>(element)),
+                       load<uint8_t>(element));
+  case DType::F8E8M0:
+    return formatFloat(float8E8M0ToFloat(load<uint8_t>(element)),
+                       load<uint8_t>(element));
+  case DType::F8E4M3Fnuz:
+  case DType::F8E5M2Fnuz:
+  case DType::C64:
+    return formatBytes(element, dtypeSize(dtype));
   }
   return "?";
 }

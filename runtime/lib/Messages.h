@@ -16,7 +16,8 @@ namespace aoa::runtime {
 
 /// The dtypes this runtime reads and writes, as the header spells them.
 inline constexpr const char *kSupportedDTypeList =
-    "F64, F32, F16, BF16, I64, I32, I16, I8, U8 and BOOL";
+    "F64, F32, F16, BF16, F8_E4M3, F8_E5M2, F8_E8M0, I64, I32, I16, I8, U64, "
+    "U32, U16, U8, BOOL, F8_E4M3FNUZ, F8_E5M2FNUZ and C64";
 
 /// The hint for failures the operating system reports (EIO and the like).
 inline constexpr const char *kSystemErrorHint =

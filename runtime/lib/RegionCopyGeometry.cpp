@@ -81,6 +81,8 @@ Status validateRegionCopy(const TensorView &src, const Box &srcRegion,
                                 dst.dtype, dst.shape, dstRegion, dstBytes);
       !status)
     return status;
+  if (!isCastSupported(src.dtype, dst.dtype))
+    return castUnsupportedError(src.dtype, dst.dtype);
   if (permutation.rank() != srcRegion.rank() ||
       dstRegion.rank() != srcRegion.rank())
     return regionCopyError(

@@ -254,6 +254,15 @@ bool HeaderParser::parseTensor(const std::string &name, ondemand::value value) {
       if (simdjson::error_code code = field.value().get_string().get(text))
         return rejectValue(code, failTensor(name, "'dtype' must be a string"));
       dtype = parseSafetensorsDTypeName(text);
+      if (std::optional<unsigned> bits = subByteDTypeBits(text))
+        return reject(failTensor(
+            name,
+            "dtype " + quoteName(text) + " (" + std::to_string(*bits) +
+                " bits per element) is not supported: aoa moves only "
+                "dtypes of whole bytes",
+            "sub-byte tensors (F4, F6_E2M3, F6_E3M2) cannot be converted "
+            "by aoa yet; store them as U8 bytes, or leave them out of the "
+            "conversion"));
       if (!dtype)
         return reject(failTensor(
             name, "unsupported dtype " + quoteName(text),

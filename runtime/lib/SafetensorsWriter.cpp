@@ -24,29 +24,49 @@ namespace {
 
 /// The official library sorts tensors by its Dtype enum (declared in
 /// increasing alignment), largest first, then by name. These are that enum's
-/// ordinals for the dtypes we support.
+/// ordinals (safetensors/src/tensor.rs: BOOL, F4, F6_E2M3, F6_E3M2, U8, I8,
+/// F8_E5M2, F8_E4M3, F8_E8M0, F8_E4M3FNUZ, F8_E5M2FNUZ, I16, U16, F16, BF16,
+/// I32, U32, F32, C64, F64, I64, U64); the sub-byte F4 and F6 take 1 to 3.
 int officialDTypeRank(DType dtype) {
   switch (dtype) {
   case DType::Bool:
     return 0;
   case DType::U8:
-    return 1;
+    return 4;
   case DType::I8:
-    return 2;
-  case DType::I16:
     return 5;
-  case DType::F16:
+  case DType::F8E5M2:
+    return 6;
+  case DType::F8E4M3:
     return 7;
-  case DType::BF16:
+  case DType::F8E8M0:
     return 8;
-  case DType::I32:
+  case DType::F8E4M3Fnuz:
     return 9;
-  case DType::F32:
+  case DType::F8E5M2Fnuz:
+    return 10;
+  case DType::I16:
     return 11;
-  case DType::F64:
+  case DType::U16:
     return 12;
-  case DType::I64:
+  case DType::F16:
     return 13;
+  case DType::BF16:
+    return 14;
+  case DType::I32:
+    return 15;
+  case DType::U32:
+    return 16;
+  case DType::F32:
+    return 17;
+  case DType::C64:
+    return 18;
+  case DType::F64:
+    return 19;
+  case DType::I64:
+    return 20;
+  case DType::U64:
+    return 21;
   }
   return 0;
 }

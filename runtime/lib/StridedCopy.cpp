@@ -26,6 +26,8 @@ Status checkStridedCopy(const StridedCopy &copy) {
     return Error{"strided copy: rank " + std::to_string(copy.rank) +
                      " is outside 0.." + std::to_string(kMaxStridedCopyRank),
                  hint};
+  if (!isCastSupported(copy.from, copy.to))
+    return castUnsupportedError(copy.from, copy.to);
   uint64_t count = 1;
   for (int i = 0; i < copy.rank; ++i) {
     int64_t extent = copy.extents[i];

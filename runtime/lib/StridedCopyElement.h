@@ -23,6 +23,7 @@
 
 #include "aoa/ir/DType.h"
 #include "aoa/runtime/Cast.h"
+#include "aoa/runtime/Float8Conversion.h"
 #include "aoa/runtime/FloatConversion.h"
 #include "aoa/runtime/HostDevice.h"
 
@@ -38,8 +39,10 @@ struct alignas(16) Word16 {
   uint64_t high;
 };
 
-/// How a dtype's elements are held in memory (float16 and bfloat16 as their
-/// bits; bool as one byte, 0 or 1, any other byte read as true).
+/// How a castable dtype's elements are held in memory (float16, bfloat16
+/// and the FP8 formats as their bits; bool as one byte, 0 or 1, any other
+/// byte read as true). The opaque dtypes (float8_e4m3fnuz, float8_e5m2fnuz,
+/// complex64) have none: they are only copied.
 template <DType D> struct ElementStorage;
 template <> struct ElementStorage<DType::F64> { using type = double; };
 template <> struct ElementStorage<DType::F32> { using type = float; };
@@ -51,16 +54,28 @@ template <> struct ElementStorage<DType::I16> { using type = int16_t; };
 template <> struct ElementStorage<DType::I8> { using type = int8_t; };
 template <> struct ElementStorage<DType::U8> { using type = uint8_t; };
 template <> struct ElementStorage<DType::Bool> { using type = uint8_t; };
+template <> struct ElementStorage<DType::U64> { using type = uint64_t; };
+template <> struct ElementStorage<DType::U32> { using type = uint32_t; };
+template <> struct ElementStorage<DType::U16> { using type = uint16_t; };
+template <> struct ElementStorage<DType::F8E4M3> { using type = uint8_t; };
+template <> struct ElementStorage<DType::F8E5M2> { using type = uint8_t; };
+template <> struct ElementStorage<DType::F8E8M0> { using type = uint8_t; };
 template <DType D> using FloatElementStorage = ElementStorage<D>;
 
+AOA_HOST_DEVICE constexpr bool isFloat8Element(DType d) {
+  return d == DType::F8E4M3 || d == DType::F8E5M2 || d == DType::F8E8M0;
+}
 AOA_HOST_DEVICE constexpr bool isFloatElement(DType d) {
   return d == DType::F64 || d == DType::F32 || d == DType::F16 ||
-         d == DType::BF16;
+         d == DType::BF16 || isFloat8Element(d);
 }
 AOA_HOST_DEVICE constexpr bool isIntegerElement(DType d) {
-  return !isFloatElement(d) && d != DType::Bool;
+  return d == DType::I64 || d == DType::I32 || d == DType::I16 ||
+         d == DType::I8 || d == DType::U64 || d == DType::U32 ||
+         d == DType::U16 || d == DType::U8;
 }
-/// The smallest and largest value of an integer dtype.
+/// The smallest and largest value of an integer dtype (bool: 0 and 1); the
+/// largest as uint64_t, which holds uint64's.
 AOA_HOST_DEVICE constexpr int64_t integerMin(DType d) {
   return d == DType::I64   ? INT64_MIN
          : d == DType::I32 ? INT32_MIN
@@ -68,13 +83,22 @@ AOA_HOST_DEVICE constexpr int64_t integerMin(DType d) {
          : d == DType::I8  ? INT8_MIN
                            : 0;
 }
-AOA_HOST_DEVICE constexpr int64_t integerMax(DType d) {
-  return d == DType::I64   ? INT64_MAX
-         : d == DType::I32 ? INT32_MAX
-         : d == DType::I16 ? INT16_MAX
-         : d == DType::I8  ? INT8_MAX
-         : d == DType::U8  ? UINT8_MAX
+AOA_HOST_DEVICE constexpr uint64_t integerMax(DType d) {
+  return d == DType::I64   ? uint64_t(INT64_MAX)
+         : d == DType::I32 ? uint64_t(INT32_MAX)
+         : d == DType::I16 ? uint64_t(INT16_MAX)
+         : d == DType::I8  ? uint64_t(INT8_MAX)
+         : d == DType::U64 ? UINT64_MAX
+         : d == DType::U32 ? uint64_t(UINT32_MAX)
+         : d == DType::U16 ? uint64_t(UINT16_MAX)
+         : d == DType::U8  ? uint64_t(UINT8_MAX)
                            : 1;
+}
+/// Whether the integer `value` (of a signed dtype, or any below 2^63) lies
+/// in `d`'s range.
+AOA_HOST_DEVICE constexpr bool integerFits(int64_t value, DType d) {
+  return value >= integerMin(d) &&
+         (value < 0 || uint64_t(value) <= integerMax(d));
 }
 
 /// Whether a cast from `From` to `To` can meet a value it has no result
@@ -112,14 +136,24 @@ AOA_HOST_DEVICE inline double integerToDouble(int64_t value, bool sticky) {
   double result = static_cast<double>(kept) * 2048.0; // both exact
   return value < 0 ? -result : result;
 }
+/// The same for a uint64 value.
+AOA_HOST_DEVICE inline double unsignedToDouble(uint64_t value, bool sticky) {
+  if (!sticky || value < (uint64_t(1) << 53))
+    return static_cast<double>(value); // exact, or one rounding (rn)
+  uint64_t kept = (value >> 11) | ((value & 0x7FFu) != 0 ? 1u : 0u);
+  return static_cast<double>(kept) * 2048.0; // both exact
+}
 
-/// An element converted from `From` to `To` (From != To), as numpy's
-/// astype: between floats with one rounding to nearest even
+/// An element converted from `From` to `To` (From != To, both castable), as
+/// numpy's astype: between floats with one rounding to nearest even
 /// (FloatConversion.h; a double narrows to 16 bits through
 /// doubleToFloatRoundToOdd); an integer or bool to a float rounded once to
 /// nearest even; a float to an integer truncated toward zero; anything to
-/// bool is `!= 0` (NaN is true); bool is 0 or 1. A checked cast
-/// (isCheckedCast) gives 0 and clears `ok` where the value has no result.
+/// bool is `!= 0` (NaN is true); bool is 0 or 1. The FP8 formats widen
+/// exactly, and are reached as PyTorch's .to() does (Float8Conversion.h):
+/// through float32, so a float64 or an int64 rounds to float32 first. A
+/// checked cast (isCheckedCast) gives 0 and clears `ok` where the value has
+/// no result.
 template <DType From, DType To> struct CastElement {
   using Src = typename ElementStorage<From>::type;
   using Dst = typename ElementStorage<To>::type;
@@ -145,9 +179,13 @@ template <DType From, DType To> struct CastElement {
       // An integer or bool source; a double keeps 53 bits, so only int64
       // can need rounding, and narrower targets round from the sticky
       // double once.
-      int64_t integer =
-          From == DType::Bool ? (value != 0 ? 1 : 0) : int64_t(value);
-      double wide = integerToDouble(integer, To != DType::F64);
+      double wide;
+      if constexpr (From == DType::U64)
+        wide = unsignedToDouble(value, To != DType::F64);
+      else
+        wide = integerToDouble(From == DType::Bool ? (value != 0 ? 1 : 0)
+                                                   : int64_t(value),
+                               To != DType::F64);
       if constexpr (To == DType::F64)
         return wide;
       else
@@ -156,24 +194,42 @@ template <DType From, DType To> struct CastElement {
       // A float to an integer: truncation where the result is in range.
       double wide = toDouble(value);
       // min - 1 < wide < max + 1; both bounds are exact doubles (2^63 for
-      // int64, whose min - 1 rounds to the min itself, hence >=).
+      // int64, whose min - 1 rounds to the min itself, hence >=; 2^64 for
+      // uint64).
       bool inRange =
           To == DType::I64
               ? wide >= -9223372036854775808.0 && wide < 9223372036854775808.0
+          : To == DType::U64
+              ? wide > -1.0 && wide < 18446744073709551616.0
               : wide > double(integerMin(To)) - 1.0 &&
                     wide < double(integerMax(To)) + 1.0; // false for NaN
       ok = ok && inRange;
-      return inRange ? static_cast<Dst>(static_cast<int64_t>(wide)) : Dst(0);
+      if (!inRange)
+        return Dst(0);
+      if constexpr (To == DType::U64)
+        return wide <= 0 ? Dst(0) : static_cast<Dst>(wide); // (-1, 0] is 0
+      else
+        return static_cast<Dst>(static_cast<int64_t>(wide));
     } else {
       // An integer or bool to an integer.
-      int64_t integer =
-          From == DType::Bool ? (value != 0 ? 1 : 0) : int64_t(value);
-      if constexpr (kChecked) {
-        bool inRange = integer >= integerMin(To) && integer <= integerMax(To);
-        ok = ok && inRange;
-        return inRange ? static_cast<Dst>(integer) : Dst(0);
+      if constexpr (From == DType::U64) {
+        if constexpr (kChecked) {
+          bool inRange = value <= integerMax(To);
+          ok = ok && inRange;
+          return inRange ? static_cast<Dst>(value) : Dst(0);
+        } else {
+          return static_cast<Dst>(value);
+        }
       } else {
-        return static_cast<Dst>(integer);
+        int64_t integer =
+            From == DType::Bool ? (value != 0 ? 1 : 0) : int64_t(value);
+        if constexpr (kChecked) {
+          bool inRange = integerFits(integer, To);
+          ok = ok && inRange;
+          return inRange ? static_cast<Dst>(integer) : Dst(0);
+        } else {
+          return static_cast<Dst>(integer);
+        }
       }
     }
   }
@@ -184,6 +240,12 @@ private:
       return halfToFloat(value);
     else if constexpr (From == DType::BF16)
       return bfloat16ToFloat(value);
+    else if constexpr (From == DType::F8E4M3)
+      return float8E4M3ToFloat(value);
+    else if constexpr (From == DType::F8E5M2)
+      return float8E5M2ToFloat(value);
+    else if constexpr (From == DType::F8E8M0)
+      return float8E8M0ToFloat(value);
     else
       return value;
   }
@@ -208,11 +270,21 @@ private:
       return floatToBFloat16(value);
     else if constexpr (To == DType::F64)
       return floatToDouble(value);
+    else if constexpr (To == DType::F8E4M3)
+      return floatToFloat8E4M3(value);
+    else if constexpr (To == DType::F8E5M2)
+      return floatToFloat8E5M2(value);
+    else if constexpr (To == DType::F8E8M0)
+      return floatToFloat8E8M0(value);
     else
       return value;
   }
+  /// A double into `To`: once, except into the FP8 formats, which PyTorch
+  /// reaches through float32.
   AOA_HOST_DEVICE static Dst fromDouble(double value) {
-    if constexpr (To == DType::F16)
+    if constexpr (isFloat8Element(To))
+      return fromFloat(doubleToFloat(value));
+    else if constexpr (To == DType::F16)
       return doubleToHalf(value);
     else if constexpr (To == DType::BF16)
       return doubleToBFloat16(value);
@@ -345,7 +417,7 @@ AOA_HOST_DEVICE inline void storeStridedElement(unsigned char *at, T value) {
 }
 
 /// Calls `body(Tag())` where Tag::value is `dtype` as a compile-time
-/// constant.
+/// constant; false, and no call, for an opaque dtype (never cast).
 template <typename Body> bool withElementDType(DType dtype, Body &&body) {
   switch (dtype) {
   case DType::F64:
@@ -378,6 +450,28 @@ template <typename Body> bool withElementDType(DType dtype, Body &&body) {
   case DType::Bool:
     body(std::integral_constant<DType, DType::Bool>());
     return true;
+  case DType::U64:
+    body(std::integral_constant<DType, DType::U64>());
+    return true;
+  case DType::U32:
+    body(std::integral_constant<DType, DType::U32>());
+    return true;
+  case DType::U16:
+    body(std::integral_constant<DType, DType::U16>());
+    return true;
+  case DType::F8E4M3:
+    body(std::integral_constant<DType, DType::F8E4M3>());
+    return true;
+  case DType::F8E5M2:
+    body(std::integral_constant<DType, DType::F8E5M2>());
+    return true;
+  case DType::F8E8M0:
+    body(std::integral_constant<DType, DType::F8E8M0>());
+    return true;
+  case DType::F8E4M3Fnuz:
+  case DType::F8E5M2Fnuz:
+  case DType::C64:
+    return false; // opaque: copied, never cast
   }
   return false;
 }

@@ -2,6 +2,7 @@
 #include "aoa/runtime/SyntheticFill.h"
 
 #include "aoa/runtime/ContentHash.h"
+#include "aoa/runtime/Float8Conversion.h"
 #include "aoa/runtime/FloatConversion.h"
 #include "aoa/runtime/StoredRegion.h"
 
@@ -25,9 +26,14 @@ uint64_t mix(uint64_t x) {
   return x;
 }
 
-/// Significand bits (with the implicit one) of a floating dtype.
+/// Significand bits (with the implicit one) of a floating dtype; 0 for the
+/// others (float8_e8m0fnu, which holds powers of two only, among them).
 int significandBits(DType dtype) {
   switch (dtype) {
+  case DType::F8E4M3:
+    return 4;
+  case DType::F8E5M2:
+    return 3;
   case DType::F64:
     return 53;
   case DType::F32:
@@ -62,16 +68,34 @@ void storeFloat(DType dtype, double value, std::byte *at) {
     std::memcpy(at, &bits, 2);
     return;
   }
+  case DType::F8E4M3: {
+    uint8_t bits = floatToFloat8E4M3(static_cast<float>(value));
+    std::memcpy(at, &bits, 1);
+    return;
+  }
+  case DType::F8E5M2: {
+    uint8_t bits = floatToFloat8E5M2(static_cast<float>(value));
+    std::memcpy(at, &bits, 1);
+    return;
+  }
+  case DType::F8E8M0: {
+    uint8_t bits = floatToFloat8E8M0(static_cast<float>(value));
+    std::memcpy(at, &bits, 1);
+    return;
+  }
   default:
     return;
   }
 }
 
 /// The low dtypeSize bytes of `bits` (little-endian): the two's complement
-/// value wrapped to the width; bool keeps the lowest bit only.
+/// value wrapped to the width; bool keeps the lowest bit only; a random
+/// float8_e8m0fnu is one of its 255 numbers (never the NaN 0xFF).
 void storeInteger(DType dtype, uint64_t bits, std::byte *at) {
   if (dtype == DType::Bool)
     bits &= 1;
+  if (dtype == DType::F8E8M0)
+    bits %= 255;
   unsigned char bytes[8];
   for (int i = 0; i < 8; ++i)
     bytes[i] = static_cast<unsigned char>(bits >> (8 * i));
@@ -130,6 +154,7 @@ Status fillSynthetic(const SyntheticFill &fill, std::string_view key,
   uint64_t keyHash = mix(contentHash(key.data(), key.size()) ^ mix(fill.seed));
   int bits = significandBits(dtype);
   bool floating = bits != 0;
+  bool powersOfTwo = dtype == DType::F8E8M0;
   double scale = floating ? std::ldexp(1.0, -(bits - 1)) : 0;
   int64_t half = floating ? int64_t(1) << (bits - 1) : 0;
   auto *out = static_cast<std::byte *>(buffer);
@@ -139,7 +164,7 @@ Status fillSynthetic(const SyntheticFill &fill, std::string_view key,
         for (int64_t j = 0; j < run.count; ++j, at += elementSize) {
           uint64_t index = uint64_t(run.storedOffset + j);
           if (fill.kind == SyntheticFill::Kind::Iota) {
-            if (floating)
+            if (floating || powersOfTwo)
               storeFloat(dtype, double(index), at);
             else
               storeInteger(dtype, index, at);

@@ -35,6 +35,9 @@ DTYPES = {
     "float64": ("F64", 8, "f"), "float32": ("F32", 4, "f"), "float16": ("F16", 2, "f"),
     "bfloat16": ("BF16", 2, "f"), "int64": ("I64", 8, "i"), "int32": ("I32", 4, "i"),
     "int16": ("I16", 2, "i"), "int8": ("I8", 1, "i"), "uint8": ("U8", 1, "u"), "bool": ("BOOL", 1, "b"),
+    "uint64": ("U64", 8, "u"), "uint32": ("U32", 4, "u"), "uint16": ("U16", 2, "u"),
+    "float8_e4m3fn": ("F8_E4M3", 1, "f8"), "float8_e5m2": ("F8_E5M2", 1, "f8"),
+    "float8_e8m0fnu": ("F8_E8M0", 1, "f8"),
 }
 CODE_TO_DTYPE = {v[0]: k for k, v in DTYPES.items()}
 # (exponent bits, explicit mantissa bits)
@@ -102,6 +105,77 @@ def encode_float(dtype, x, nan_bits=None):
     return sign | (biased << m_bits) | (kept - (1 << m_bits))
 
 
+# The FP8 formats with a sign: (exponent bits, mantissa bits, bias).
+# float8_e4m3fn has no infinities (S.1111.111 is NaN, the largest finite
+# 448); float8_e5m2 is IEEE-like; float8_e8m0fnu is 2^(e-127), 0xFF NaN.
+FP8_FORMATS = {"float8_e4m3fn": (4, 3, 7), "float8_e5m2": (5, 2, 15)}
+
+
+def decode_fp8(dtype, bits):
+    """The exact value of an FP8 pattern, as a Python float (all fit)."""
+    if dtype == "float8_e8m0fnu":
+        return math.nan if bits == 0xFF else math.ldexp(1.0, bits - 127)
+    e_bits, m_bits, bias = FP8_FORMATS[dtype]
+    sign = -1.0 if bits >> 7 else 1.0
+    exp = (bits >> m_bits) & ((1 << e_bits) - 1)
+    man = bits & ((1 << m_bits) - 1)
+    if dtype == "float8_e4m3fn" and exp == 15 and man == 7:
+        return math.nan
+    if dtype == "float8_e5m2" and exp == 31:
+        return sign * math.inf if man == 0 else math.nan
+    if exp == 0:
+        return sign * math.ldexp(man, 1 - bias - m_bits)
+    return sign * math.ldexp(man | (1 << m_bits), exp - bias - m_bits)
+
+
+def to_float32(x):
+    """A Python float rounded to float32 (nearest even), as a Python float."""
+    if math.isnan(x) or math.isinf(x):
+        return x
+    try:
+        return struct.unpack("<f", struct.pack("<f", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def encode_fp8(dtype, x):
+    """A float32 value (a Python float) to FP8 bits, as PyTorch's .to():
+    round to nearest even; float8_e4m3fn gives NaN (0x7F | sign) past 448
+    and for +-Inf, float8_e5m2 Inf past 57344; float8_e8m0fnu drops the
+    sign, gives 2^(k+1) from 1.5 * 2^k up, 2^-127 at or below 2^-127."""
+    if dtype == "float8_e8m0fnu":
+        if math.isnan(x) or math.isinf(x):
+            return 0xFF
+        a = abs(x)
+        if a < math.ldexp(1.0, -126):
+            return 0 if a <= math.ldexp(1.0, -127) else 1
+        m, e = math.frexp(a)  # a = m * 2^e, 0.5 <= m < 1
+        code = e - 1 + 127 + (1 if 2 * m >= 1.5 else 0)
+        return 0xFF if code >= 0xFF else code
+    e_bits, m_bits, bias = FP8_FORMATS[dtype]
+    sign = 0x80 if math.copysign(1.0, x) < 0 else 0
+    overflow = 0x7F if dtype == "float8_e4m3fn" else 0x7C
+    if math.isnan(x):
+        return sign | 0x7F
+    if math.isinf(x):
+        return sign | overflow
+    a = abs(x)
+    if a == 0:
+        return sign
+    emin = 1 - bias
+    q = max(math.frexp(a)[1] - 1, emin) - m_bits  # the unit in the last place
+    n = round(math.ldexp(a, -q))  # exact scaling; round() ties to even
+    value = math.ldexp(n, q)
+    largest = decode_fp8(dtype, 0x7E if dtype == "float8_e4m3fn" else 0x7B)
+    if value > largest:
+        return sign | overflow
+    if n < (1 << m_bits):
+        return sign | n  # subnormal (or zero)
+    exp = math.frexp(value)[1] - 1
+    man = int(math.ldexp(value, m_bits - exp)) - (1 << m_bits)
+    return sign | ((exp + bias) << m_bits) | man
+
+
 def int_range(dtype):
     kind = DTYPES[dtype][2]
     bits = itemsize(dtype) * 8
@@ -125,7 +199,38 @@ def cast_element(src, dst, bits):
     if src == dst:
         return bits
     skind, dkind = DTYPES[src][2], DTYPES[dst][2]
-    if skind == "f":
+    if dkind == "f8":
+        # PyTorch: through float32 (rounded once from float64 and integers).
+        if skind == "f8":
+            x = decode_fp8(src, bits)
+            negative = src != "float8_e8m0fnu" and bits >> 7
+        elif skind == "f":
+            x = to_float32(decode_float(src, bits))
+            negative = bits >> sum(FLOAT_FORMATS[src])
+        else:
+            n = (1 if bits else 0) if skind == "b" else decode_int(src, bits)
+            x = decode_float("float32", encode_int_as_float("float32", n))
+            negative = False
+        if math.isnan(x) or x == 0:  # decode gives NaN and zero unsigned
+            x = math.copysign(x, -1.0 if negative else 1.0)
+        return encode_fp8(dst, x)
+    if skind == "f8":
+        value = decode_fp8(src, bits)
+        if dkind == "f" and math.isnan(value):
+            # quiet, the sign and the FP8 mantissa kept at the top
+            de, dm = FLOAT_FORMATS[dst]
+            sign, payload, width = 0, 0, 0
+            if src in FP8_FORMATS:
+                width = FP8_FORMATS[src][1]
+                sign, payload = bits >> 7, bits & ((1 << width) - 1)
+            payload = (payload << (dm - width)) | (1 << (dm - 1))
+            return (sign << (de + dm)) | (((1 << de) - 1) << dm) | payload
+        if dkind == "f":
+            if value == 0 and bits >> 7:
+                return 1 << sum(FLOAT_FORMATS[dst])  # -0.0
+            return encode_float(dst, value)
+        skind = "f"
+    elif skind == "f":
         value = decode_float(src, bits)
     elif skind == "b":
         value = 1 if bits else 0

@@ -28,7 +28,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import aoaref  # noqa: E402
 
 FLOATS = ["float32", "bfloat16", "float16", "float64"]
-INTS = ["int64", "int32", "int16", "int8", "uint8", "bool"]
+INTS = ["int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8", "bool"]
+FP8 = ["float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu"]
 
 # Every generator feature; DEFAULT_FEATURES is what ctest runs.
 ALL_FEATURES = {
@@ -53,6 +54,7 @@ ALL_FEATURES = {
     "invalid": "statements the compiler must refuse (known invalid)",
     "intcast": "casts to/from integer and bool dtypes (values without a result must stop aoa-run)",
     "fusedperm": "fused macros whose source went through ^T/permute",
+    "fp8": "float8_e4m3fn, float8_e5m2 and float8_e8m0fnu tensors, moved and cast (PyTorch's rules)",
 }
 # Features a known open bug keeps out of the ctest run (none today).
 OFF_BY_DEFAULT = set()
@@ -170,6 +172,8 @@ class Gen:
     def dtype(self):
         if "intdtype" in self.feats and self.rng.random() < 0.2:
             return self.rng.choice(INTS)
+        if "fp8" in self.feats and self.rng.random() < 0.15:
+            return self.rng.choice(FP8)
         return self.rng.choice(FLOATS)
 
     def shape(self, rank=None, lo=1, hi=6):
@@ -238,6 +242,8 @@ class Gen:
 
     def cast_pair(self):
         kinds = list(FLOATS)
+        if "fp8" in self.feats:
+            kinds += FP8
         if "intcast" in self.feats:
             kinds += INTS
         return self.rng.choice(kinds), self.rng.choice(kinds)

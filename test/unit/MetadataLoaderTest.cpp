@@ -5,6 +5,7 @@
 
 #include "CapturedDiagnostics.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 using namespace aoa;
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -610,8 +612,29 @@ TEST(MetadataLoaderErrors, UnknownDTypeWithSuggestion) {
   Loaded nothing(tensorW(shard("[0, 0]", "[1024, 512]"),
                          "\"dtype\": \"q4\", \"global_shape\": [1024, 512]"));
   ASSERT_EQ(nothing.diagnostics.size(), 1u);
-  EXPECT_EQ(nothing.hints(), "dtypes: float64 float32 float16 bfloat16 int64 "
-                             "int32 int16 int8 uint8 bool\n");
+  EXPECT_EQ(nothing.hints(),
+            "dtypes: float64 float32 float16 bfloat16 float8_e4m3fn "
+            "float8_e5m2 float8_e8m0fnu int64 int32 int16 int8 uint64 uint32 "
+            "uint16 uint8 bool float8_e4m3fnuz float8_e5m2fnuz complex64\n");
+
+  // The newer dtypes by their PyTorch names; a safetensors spelling is
+  // pointed to the metadata's.
+  Loaded fp8(tensorW(shard("[0, 0]", "[1024, 512]"),
+                     "\"dtype\": \"float8_e4m3fn\", \"global_shape\": [1024, 512]"));
+  EXPECT_TRUE(fp8.diagnostics.empty());
+  Loaded code(tensorW(shard("[0, 0]", "[1024, 512]"),
+                      "\"dtype\": \"F8_E5M2\", \"global_shape\": [1024, 512]"));
+  ASSERT_EQ(code.diagnostics.size(), 1u);
+  EXPECT_EQ(code.hints(),
+            "did you mean 'float8_e5m2'? (metadata uses Paddle's dtype names)\n");
+
+  // Sub-byte dtypes are named, with their bit size, and refused.
+  Loaded f4(tensorW(shard("[0, 0]", "[1024, 512]"),
+                    "\"dtype\": \"float4_e2m1fn\", \"global_shape\": [1024, 512]"));
+  ASSERT_EQ(f4.diagnostics.size(), 1u);
+  EXPECT_THAT(f4.diagnostics[0].message,
+              HasSubstr("dtype 'float4_e2m1fn' (4 bits per element) is not "
+                        "supported: aoa moves only dtypes of whole bytes"));
 }
 
 TEST(MetadataLoaderErrors, DimensionMismatch) {

@@ -268,12 +268,26 @@ TEST_F(SafetensorsReaderTest, ByteSizeDisagreesWithShape) {
 
 TEST_F(SafetensorsReaderTest, UnknownDType) {
   EXPECT_EQ(
-      headerError(
-          R"({"w":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}})", 2),
+      headerError(R"({"w":{"dtype":"F9","shape":[2],"data_offsets":[0,2]}})",
+                  2),
       dir.file("x.st") +
-          ": tensor 'w': unsupported dtype 'F8_E4M3'\nhint: supported dtypes "
-          "are F64, F32, F16, BF16, I64, I32, I16, I8, U8 and BOOL; convert "
-          "the checkpoint to one of them");
+          ": tensor 'w': unsupported dtype 'F9'\nhint: supported dtypes "
+          "are F64, F32, F16, BF16, F8_E4M3, F8_E5M2, F8_E8M0, I64, I32, I16, "
+          "I8, U64, U32, U16, U8, BOOL, F8_E4M3FNUZ, F8_E5M2FNUZ and C64; "
+          "convert the checkpoint to one of them");
+  // The sub-byte dtypes are named with their size, and refused.
+  EXPECT_EQ(
+      headerError(R"({"w":{"dtype":"F4","shape":[2],"data_offsets":[0,1]}})",
+                  1),
+      dir.file("x.st") +
+          ": tensor 'w': dtype 'F4' (4 bits per element) is not supported: "
+          "aoa moves only dtypes of whole bytes\nhint: sub-byte tensors (F4, "
+          "F6_E2M3, F6_E3M2) cannot be converted by aoa yet; store them as "
+          "U8 bytes, or leave them out of the conversion");
+  EXPECT_THAT(
+      headerError(
+          R"({"w":{"dtype":"F6_E3M2","shape":[4],"data_offsets":[0,3]}})", 3),
+      HasSubstr("dtype 'F6_E3M2' (6 bits per element) is not supported"));
   // Paddle's spelling is not the header's.
   EXPECT_THAT(
       headerError(

@@ -16,6 +16,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <random>
@@ -121,6 +122,59 @@ TEST(SafetensorsWriter, LaysOutTensorsInOfficialOrder) {
                        "long", "double", "single", "int", "brain", "a.half",
                        "b.half", "short", "signed", "byte", "flag"}));
   EXPECT_EQ(writer.fileSize() % 8, offset % 8);
+}
+
+TEST(SafetensorsWriter, OrdersEveryDTypeAsTheOfficialEnum) {
+  // The official Dtype enum (safetensors/src/tensor.rs) declares BOOL, F4,
+  // F6_E2M3, F6_E3M2, U8, I8, F8_E5M2, F8_E4M3, F8_E8M0, F8_E4M3FNUZ,
+  // F8_E5M2FNUZ, I16, U16, F16, BF16, I32, U32, F32, C64, F64, I64, U64;
+  // the writer sorts by it, last first. Declared here in name order, so
+  // only the dtype can put them in the expected order.
+  std::vector<TensorDeclaration> decls;
+  for (DType dtype : kAllDTypes)
+    decls.push_back({std::string(safetensorsDTypeName(dtype)), dtype, {3}});
+  std::sort(decls.begin(), decls.end(),
+            [](const TensorDeclaration &a, const TensorDeclaration &b) {
+              return a.name < b.name;
+            });
+  ScratchDirectory dir;
+  std::string path = dir.file("all.st");
+  SafetensorsWriter writer = createOk(path, decls);
+  std::vector<std::string> names;
+  uint64_t offset = 0;
+  for (const SafetensorsTensor &t : writer.header().tensors()) {
+    names.push_back(t.name);
+    EXPECT_EQ(t.dataBegin, offset) << t.name;
+    EXPECT_EQ(t.dataBegin % dtypeSize(t.dtype), 0u) << t.name;
+    offset = t.dataEnd;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "U64", "I64", "F64", "C64", "F32", "U32", "I32",
+                       "BF16", "F16", "U16", "I16", "F8_E5M2FNUZ",
+                       "F8_E4M3FNUZ", "F8_E8M0", "F8_E4M3", "F8_E5M2", "I8",
+                       "U8", "BOOL"}));
+  // Every dtype reads back with its name, shape and bytes.
+  std::mt19937_64 rng(7);
+  std::vector<std::string> data;
+  for (const TensorDeclaration &d : decls) {
+    data.push_back(std::string(3 * dtypeSize(d.dtype), '\0'));
+    for (char &c : data.back())
+      c = static_cast<char>(rng());
+    ASSERT_TRUE(writer.writeTensor(d.name, data.back().data(),
+                                   data.back().size()));
+  }
+  ASSERT_TRUE(writer.commit());
+  Expected<SafetensorsReader> reader = SafetensorsReader::open(path);
+  ASSERT_TRUE(reader) << reader.error().toString();
+  for (size_t i = 0; i < decls.size(); ++i) {
+    const SafetensorsTensor *t = reader->header().find(decls[i].name);
+    ASSERT_NE(t, nullptr) << decls[i].name;
+    EXPECT_EQ(t->dtype, decls[i].dtype);
+    EXPECT_EQ(t->shape, std::vector<int64_t>{3});
+    std::string back(data[i].size(), '\0');
+    ASSERT_TRUE(reader->readTensor(*t, back.data(), back.size()));
+    EXPECT_EQ(back, data[i]) << decls[i].name;
+  }
 }
 
 /// Random bytes for a tensor of `size` bytes.

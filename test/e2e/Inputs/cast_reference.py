@@ -7,7 +7,10 @@ that it shares nothing with aoa-run's conversions:
   - float to integer: truncation toward zero; NaN, +-Inf or a value whose
     truncation is out of range has no result (None);
   - integer to integer: the value, or None where it does not fit;
-  - to bool: != 0 (NaN is true, -0.0 false); bool is 0 or 1.
+  - to bool: != 0 (NaN is true, -0.0 false); bool is 0 or 1;
+  - to and from the FP8 formats (float8_e4m3fn, float8_e5m2,
+    float8_e8m0fnu): fp8_reference.py's rules (PyTorch's: through float32,
+    NaN or Inf past the range; widening exact, NaN payload kept).
 
 Values are storage bits (unsigned integers), as expected_checkpoint.py
 reads and writes them.
@@ -16,16 +19,22 @@ import math
 import struct
 from fractions import Fraction
 
+import fp8_reference as fp8
+
 # (exponent bits, fraction bits) of the floats.
 FLOATS = {"float64": (11, 52), "float32": (8, 23), "float16": (5, 10), "bfloat16": (8, 7)}
 INTS = {"int64": (-2**63, 2**63 - 1), "int32": (-2**31, 2**31 - 1), "int16": (-2**15, 2**15 - 1),
-        "int8": (-128, 127), "uint8": (0, 255), "bool": (0, 1)}
+        "int8": (-128, 127), "uint64": (0, 2**64 - 1), "uint32": (0, 2**32 - 1),
+        "uint16": (0, 2**16 - 1), "uint8": (0, 255), "bool": (0, 1)}
 SIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4,
-        "int16": 2, "int8": 1, "uint8": 1, "bool": 1}
+        "int16": 2, "int8": 1, "uint64": 8, "uint32": 4, "uint16": 2, "uint8": 1, "bool": 1,
+        "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e8m0fnu": 1}
 
 
 def decode(dtype, bits):
     """Bits -> a Python int, a Fraction, or ('inf', sign) / ('nan', sign)."""
+    if dtype in fp8.FP8:
+        return fp8.decode(dtype, bits)
     if dtype in FLOATS:
         e, m = FLOATS[dtype]
         sign = bits >> (e + m)
@@ -42,7 +51,7 @@ def decode(dtype, bits):
     if dtype == "bool":
         return 1 if bits else 0
     width = 8 * SIZE[dtype]
-    if dtype != "uint8" and bits >= 1 << (width - 1):
+    if not dtype.startswith("uint") and bits >= 1 << (width - 1):
         return bits - (1 << width)
     return bits
 
@@ -83,6 +92,14 @@ def cast(src_dtype, bits, dst_dtype):
     """The bits of `bits` (of src_dtype) cast to dst_dtype; None when the
     value has no result."""
     value = decode(src_dtype, bits)
+    negative_zero = (src_dtype in FLOATS or src_dtype in fp8.FP8) and \
+        fp8.is_negative(src_dtype, bits) and value == 0
+    if dst_dtype in fp8.FP8:
+        if src_dtype in fp8.FP8:
+            return fp8.fp8_to_fp8(src_dtype, bits, dst_dtype)
+        return fp8.from_value(dst_dtype, value, negative_zero)
+    if src_dtype in fp8.FP8 and dst_dtype in FLOATS:
+        return fp8.to_ieee(src_dtype, bits, dst_dtype)
     if dst_dtype in FLOATS:
         # A Fraction has no sign of zero: -0.0 stays -0.0 (IEEE 754).
         if src_dtype in FLOATS and bits == 1 << sum(FLOATS[src_dtype]):

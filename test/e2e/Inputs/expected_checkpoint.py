@@ -64,11 +64,18 @@ strides = apply_mappings.strides
 DTYPES = {"float64": ("F64", 8), "float32": ("F32", 4), "float16": ("F16", 2),
           "bfloat16": ("BF16", 2), "int64": ("I64", 8), "int32": ("I32", 4),
           "int16": ("I16", 2), "int8": ("I8", 1), "uint8": ("U8", 1),
-          "bool": ("BOOL", 1)}
+          "bool": ("BOOL", 1), "uint64": ("U64", 8), "uint32": ("U32", 4),
+          "uint16": ("U16", 2), "float8_e4m3fn": ("F8_E4M3", 1),
+          "float8_e5m2": ("F8_E5M2", 1), "float8_e8m0fnu": ("F8_E8M0", 1),
+          "float8_e4m3fnuz": ("F8_E4M3FNUZ", 1), "float8_e5m2fnuz": ("F8_E5M2FNUZ", 1),
+          "complex64": ("C64", 8)}
 FROM_ST = {st: name for name, (st, _) in DTYPES.items()}
 UNSIGNED = {1: "B", 2: "H", 4: "I", 8: "Q"}
-# The official safetensors order: larger alignment first, then name.
-ST_ORDER = ["I64", "F64", "F32", "I32", "BF16", "F16", "I16", "I8", "U8", "BOOL"]
+# The official safetensors order: the Dtype enum (safetensors/src/tensor.rs)
+# backwards, so larger alignment first; then name.
+ST_ORDER = ["U64", "I64", "F64", "C64", "F32", "U32", "I32", "BF16", "F16", "U16", "I16",
+            "F8_E5M2FNUZ", "F8_E4M3FNUZ", "F8_E8M0", "F8_E4M3", "F8_E5M2", "I8", "U8",
+            "F6_E3M2", "F6_E2M3", "F4", "BOOL"]
 
 
 class OracleError(Exception):

@@ -1,10 +1,12 @@
 //===- Cast.h - Converting arrays of elements between dtypes ----*- C++ -*-===//
 //
-// Bulk conversion of contiguous arrays between any two dtypes, as numpy's
-// astype (docs/language.md, "Casts"): any dtype to itself is a copy of the
-// bits; between floats, and from integers to floats, values round once to
-// nearest even (FloatConversion.h); floats to integers truncate toward
-// zero; anything to bool is `!= 0` (NaN is true); bool is 0 or 1.
+// Bulk conversion of contiguous arrays between any two castable dtypes, as
+// numpy's astype (docs/language.md, "Casts"): any dtype to itself is a copy
+// of the bits; between floats, and from integers to floats, values round
+// once to nearest even (FloatConversion.h); to the FP8 formats as PyTorch's
+// .to() (Float8Conversion.h: through float32, NaN or Inf on overflow);
+// floats to integers truncate toward zero; anything to bool is `!= 0` (NaN
+// is true); bool is 0 or 1.
 //
 // Some casts are checked (castMayFail): a float to an integer meets NaN,
 // infinities and values outside the integer's range, and an integer to a
@@ -24,8 +26,15 @@
 
 namespace aoa::runtime {
 
-/// True when castElements converts `from` to `to`: every pair of dtypes.
+/// True when castElements converts `from` to `to`: a dtype to itself (a
+/// copy of the bits), and every pair of castable dtypes (isCastableDType:
+/// all but float8_e4m3fnuz, float8_e5m2fnuz and complex64, which are only
+/// moved).
 bool isCastSupported(DType from, DType to);
+
+/// "cannot cast complex64 to float32: complex64 is only moved, never cast",
+/// with a hint.
+Error castUnsupportedError(DType from, DType to);
 
 /// True when a cast from `from` to `to` can meet an element without a
 /// result (a float to an integer; an integer to one of a narrower range).

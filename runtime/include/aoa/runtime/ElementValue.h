@@ -18,11 +18,13 @@ namespace aoa::runtime {
 
 /// The element at `element` (dtypeSize(dtype) bytes, little-endian, any
 /// alignment) as a double: exact for floating dtypes and for integers up to
-/// 2^53 in magnitude; bool is 0 or 1 (any non-zero byte is 1).
+/// 2^53 in magnitude; bool is 0 or 1 (any non-zero byte is 1); NaN for the
+/// opaque dtypes (float8_e4m3fnuz, float8_e5m2fnuz, complex64).
 double elementAsDouble(DType dtype, const void *element);
 
 /// The element in decimal: "-3", "0.1", "-0", "inf", "nan (bits 0x7fc00001)";
-/// a bool is "false" or "true" (another byte value shows as "true (0x02)").
+/// a bool is "false" or "true" (another byte value shows as "true (0x02)");
+/// an opaque dtype shows its bytes in memory order, "0x0000803f00000000".
 std::string formatElement(DType dtype, const void *element);
 
 } // namespace aoa::runtime

@@ -9,13 +9,17 @@
 //
 //  - random[:SEED] (seed 0 by default): a 64-bit hash of (seed, key, index).
 //    Floating dtypes get k / 2^(p-1) for a k in [-2^(p-1), 2^(p-1)), with p
-//    the dtype's significand bits (11 for float16, 8 for bfloat16, 24, 53):
-//    well spread over [-1, 1) and exactly representable, so no rounding
-//    happens. Integer dtypes get the hash's low bits as their two's
-//    complement value; bool gets its lowest bit (0 or 1).
+//    the dtype's significand bits (11 for float16, 8 for bfloat16, 24, 53,
+//    4 for float8_e4m3fn, 3 for float8_e5m2): well spread over [-1, 1) and
+//    exactly representable, so no rounding happens. Integer dtypes get the
+//    hash's low bits as their two's complement value; bool gets its lowest
+//    bit (0 or 1); float8_e8m0fnu the hash mod 255 as its bits (2^-127 to
+//    2^127, never NaN); the opaque dtypes (float8_e4m3fnuz, float8_e5m2fnuz,
+//    complex64) the hash's low bytes.
 //  - iota: element i holds i, rounded to nearest for floating dtypes (exact
-//    up to 2^p), wrapped to the dtype's width for integers, and i mod 2 for
-//    bool.
+//    up to 2^p; float8_e4m3fn is NaN past 464, float8_e8m0fnu the power of
+//    two PyTorch rounds i to), wrapped to the dtype's width for integers,
+//    i mod 2 for bool, and i's low bytes for the opaque dtypes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_RUNTIME_SYNTHETICFILL_H
