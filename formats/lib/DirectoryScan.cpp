@@ -1,0 +1,330 @@
+//===- DirectoryScan.cpp - Shard metadata from safetensors headers --------===//
+//
+// The files are opened one at a time with the runtime's SafetensorsReader,
+// which reads and validates the header only; what the metadata needs is
+// copied out and the file closed again, so a directory of thousands of files
+// never holds more than one descriptor. Tensors are then sorted by key, which
+// finds keys held twice and lets the index be checked in one merge walk, so
+// the first problem reported is the one with the smallest key.
+//
+//===----------------------------------------------------------------------===//
+#include "aoa/formats/DirectoryScan.h"
+
+#include "DirectoryListing.h"
+#include "Text.h"
+
+#include "aoa/formats/SafetensorsIndex.h"
+#include "aoa/runtime/FileDescriptor.h"
+#include "aoa/runtime/SafetensorsReader.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <fcntl.h>
+#include <numeric>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace aoa::formats {
+
+using runtime::FileDescriptor;
+
+namespace {
+
+const char *const kMixedHint =
+    "the index and the files do not belong together (an interrupted "
+    "download, or files of two revisions); fetch the index and the files of "
+    "one revision again";
+
+const char *const kNoCheckpointHint =
+    "a checkpoint directory holds aoa's metadata.json, a Hugging Face "
+    "model.safetensors.index.json or model.safetensors, or *.safetensors "
+    "files";
+
+/// A tensor as its file's header describes it.
+struct FoundTensor {
+  std::string key;
+  uint32_t file = 0; ///< into the scan's file list
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+};
+
+bool endsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() &&
+         text.substr(text.size() - suffix.size()) == suffix;
+}
+
+Expected<std::string> readWholeFile(const std::string &path) {
+  FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!file.isOpen())
+    return Error{path + ": cannot open: " + runtime::errnoText(errno),
+                 "check the path and the file's permissions"};
+  struct stat status;
+  if (::fstat(file.get(), &status) != 0)
+    return Error{path + ": cannot stat: " + runtime::errnoText(errno),
+                 "check the disk and the file system, then retry"};
+  std::string text(size_t(status.st_size), '\0');
+  runtime::TransferResult read =
+      runtime::readAt(file.get(), text.data(), text.size(), 0);
+  if (read.error)
+    return Error{path + ": cannot read: " + runtime::errnoText(read.error),
+                 "check the disk and the file system, then retry"};
+  text.resize(read.bytes);
+  return text;
+}
+
+/// "a symbolic link to the missing 'TARGET'" when `path` is one.
+std::string describeMissing(const std::string &path) {
+  struct stat status;
+  if (::lstat(path.c_str(), &status) != 0 || !S_ISLNK(status.st_mode))
+    return "does not exist";
+  std::string target(PATH_MAX, '\0');
+  ssize_t length = ::readlink(path.c_str(), target.data(), target.size());
+  if (length < 0)
+    return "is a broken symbolic link";
+  target.resize(size_t(length));
+  return "is a symbolic link to the missing " + quote(target);
+}
+
+class Scanner {
+public:
+  explicit Scanner(const std::string &directory) {
+    result_.directory = directory;
+  }
+
+  Expected<CheckpointDirectory> run();
+
+private:
+  Status scanIndex();
+  Status readHeaders();
+  Status checkTwoFiles(size_t begin, size_t end, std::string_view where,
+                       const std::string *indexedFile = nullptr) const;
+  Status checkAgainstIndex(const SafetensorsIndex &index) const;
+  Status buildMetadata();
+
+  std::string path(std::string_view name) const {
+    return joinPath(result_.directory, name);
+  }
+  const std::string &fileName(const FoundTensor &tensor) const {
+    return result_.tensorFiles[tensor.file];
+  }
+
+  CheckpointDirectory result_;
+  std::vector<DirectoryEntry> entries_;
+  /// Sorted by key, then file.
+  std::vector<FoundTensor> found_;
+};
+
+Expected<CheckpointDirectory> Scanner::run() {
+  Expected<std::vector<DirectoryEntry>> entries =
+      listDirectory(result_.directory);
+  if (!entries)
+    return entries.error();
+  entries_ = std::move(*entries);
+
+  if (const DirectoryEntry *index = findEntry(entries_, kHuggingFaceIndexFile);
+      index && (index->regularFile || index->brokenLink)) {
+    result_.kind = CheckpointKind::HuggingFaceIndex;
+    result_.descriptionFile = kHuggingFaceIndexFile;
+    if (Status status = scanIndex(); !status)
+      return status.error();
+  } else {
+    if (const DirectoryEntry *single =
+            findEntry(entries_, kHuggingFaceSingleFile);
+        single && (single->regularFile || single->brokenLink)) {
+      result_.kind = CheckpointKind::HuggingFaceSingleFile;
+      result_.tensorFiles.push_back(kHuggingFaceSingleFile);
+    } else {
+      result_.kind = CheckpointKind::SafetensorsFiles;
+      for (const DirectoryEntry &entry : entries_)
+        if (endsWith(entry.name, ".safetensors") &&
+            (entry.regularFile || entry.brokenLink))
+          result_.tensorFiles.push_back(entry.name);
+      if (result_.tensorFiles.empty())
+        return Error{result_.directory + ": no checkpoint here: no " +
+                         kAoaMetadataFile + ", " + kHuggingFaceIndexFile +
+                         ", " + kHuggingFaceSingleFile +
+                         " or *.safetensors file",
+                     kNoCheckpointHint};
+    }
+    if (Status status = readHeaders(); !status)
+      return status.error();
+    // A key held by two files.
+    for (size_t i = 0; i < found_.size();) {
+      size_t end = i + 1;
+      while (end < found_.size() && found_[end].key == found_[i].key)
+        ++end;
+      if (Status status = checkTwoFiles(i, end, result_.directory); !status)
+        return status.error();
+      i = end;
+    }
+  }
+  if (Status status = buildMetadata(); !status)
+    return status.error();
+  classifyOtherFiles(result_, entries_);
+  return std::move(result_);
+}
+
+Status Scanner::scanIndex() {
+  std::string indexPath = path(kHuggingFaceIndexFile);
+  Expected<std::string> text = readWholeFile(indexPath);
+  if (!text)
+    return text.error();
+  Expected<SafetensorsIndex> index = parseSafetensorsIndex(*text, indexPath);
+  if (!index)
+    return index.error();
+  text->clear();
+  text->shrink_to_fit();
+
+  // The files it names, sorted, and which keys it puts in each.
+  llvm::StringMap<uint32_t> fileIds;
+  for (const auto &[key, file] : index->weightMap)
+    fileIds.try_emplace(file, 0);
+  for (const auto &entry : fileIds)
+    result_.tensorFiles.push_back(std::string(entry.getKey()));
+  std::sort(result_.tensorFiles.begin(), result_.tensorFiles.end());
+  for (uint32_t i = 0; i < result_.tensorFiles.size(); ++i)
+    fileIds[result_.tensorFiles[i]] = i;
+
+  // A missing file first: an incomplete download is the usual problem.
+  for (const std::string &file : result_.tensorFiles) {
+    struct stat status;
+    if (::stat(path(file).c_str(), &status) == 0)
+      continue;
+    size_t count = 0;
+    std::string_view example;
+    for (const auto &[key, named] : index->weightMap)
+      if (named == file) {
+        ++count;
+        if (example.empty() || key < example)
+          example = key;
+      }
+    return Error{path(file) + ": the file " + describeMissing(path(file)) +
+                     ", but " + kHuggingFaceIndexFile + " puts " +
+                     std::to_string(count) +
+                     (count == 1 ? " tensor" : " tensors") + " in it (" +
+                     quote(example) + (count > 1 ? ", ...)" : ")"),
+                 "the download or copy is incomplete: fetch the missing "
+                 "file again"};
+  }
+  if (Status status = readHeaders(); !status)
+    return status;
+  return checkAgainstIndex(*index);
+}
+
+Status Scanner::readHeaders() {
+  for (uint32_t fileId = 0; fileId < result_.tensorFiles.size(); ++fileId) {
+    Expected<runtime::SafetensorsReader> reader =
+        runtime::SafetensorsReader::open(path(result_.tensorFiles[fileId]));
+    if (!reader)
+      return reader.error();
+    for (const runtime::SafetensorsTensor &tensor : reader->tensors()) {
+      found_.push_back(
+          FoundTensor{tensor.name, fileId, tensor.dtype, tensor.shape});
+      result_.tensorBytes += tensor.byteSize();
+    }
+  }
+  std::sort(found_.begin(), found_.end(),
+            [](const FoundTensor &a, const FoundTensor &b) {
+              return a.key != b.key ? a.key < b.key : a.file < b.file;
+            });
+  return Status();
+}
+
+/// found_[begin, end) share a key: more than one is an error.
+Status Scanner::checkTwoFiles(size_t begin, size_t end, std::string_view where,
+                              const std::string *indexedFile) const {
+  if (end - begin < 2)
+    return Status();
+  const FoundTensor &first = found_[begin];
+  const FoundTensor &second = found_[begin + 1];
+  return Error{std::string(where) + ": tensor " + quote(first.key) +
+                   " is in two files: " + fileName(first) + " and " +
+                   fileName(second) +
+                   (indexedFile ? " (the index puts it in " + *indexedFile + ")"
+                                : std::string()),
+               result_.kind == CheckpointKind::HuggingFaceIndex
+                   ? kMixedHint
+                   : "the files of a directory without an index must hold "
+                     "different tensors; move copies (e.g. a "
+                     "consolidated.safetensors) out of the directory"};
+}
+
+Status Scanner::checkAgainstIndex(const SafetensorsIndex &index) const {
+  std::string where = path(kHuggingFaceIndexFile);
+  std::vector<uint32_t> order(index.weightMap.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return index.weightMap[a].first < index.weightMap[b].first;
+  });
+  size_t i = 0; // into found_ (groups of one key)
+  size_t j = 0; // into order
+  while (i < found_.size() || j < order.size()) {
+    const std::string *indexKey =
+        j < order.size() ? &index.weightMap[order[j]].first : nullptr;
+    const std::string *fileKey = i < found_.size() ? &found_[i].key : nullptr;
+    if (!fileKey || (indexKey && *indexKey < *fileKey)) {
+      const std::string &file = index.weightMap[order[j]].second;
+      return Error{where + ": tensor " + quote(*indexKey) + " is not in " +
+                       file +
+                       " where the index puts it, nor in any other "
+                       "file of the index",
+                   kMixedHint};
+    }
+    size_t end = i + 1;
+    while (end < found_.size() && found_[end].key == *fileKey)
+      ++end;
+    if (!indexKey || *fileKey < *indexKey)
+      return Error{where + ": tensor " + quote(*fileKey) + " of " +
+                       fileName(found_[i]) +
+                       " is not in the index's weight_map",
+                   kMixedHint};
+    const std::string &file = index.weightMap[order[j]].second;
+    if (Status status = checkTwoFiles(i, end, where, &file); !status)
+      return status;
+    if (fileName(found_[i]) != file)
+      return Error{where + ": tensor " + quote(*fileKey) + " is in " +
+                       fileName(found_[i]) + ", not in " + file +
+                       " where the index puts it",
+                   kMixedHint};
+    i = end;
+    ++j;
+  }
+  return Status();
+}
+
+Status Scanner::buildMetadata() {
+  ShardMetadataBuilder builder;
+  size_t coordinates = 0;
+  for (const FoundTensor &tensor : found_)
+    coordinates += 2 * tensor.shape.size();
+  builder.reserve(found_.size(), found_.size(), coordinates);
+  std::vector<uint32_t> fileIds;
+  for (const std::string &file : result_.tensorFiles)
+    fileIds.push_back(builder.internFile(file));
+  std::vector<int64_t> zeros;
+  for (const FoundTensor &tensor : found_) {
+    std::optional<TensorId> id =
+        builder.addTensor(tensor.key, tensor.dtype, tensor.shape);
+    zeros.assign(tensor.shape.size(), 0);
+    if (!id || !builder.addShard(0, fileIds[tensor.file],
+                                 builder.keyNameId(*id), zeros, tensor.shape))
+      return Error{path(fileName(tensor)) + ": tensor " + quote(tensor.key) +
+                       " has " + std::to_string(tensor.shape.size()) +
+                       " dimensions, more than the 255 aoa supports",
+                   "reshape it to fewer dimensions before converting"};
+  }
+  result_.metadata = builder.finish();
+  return Status();
+}
+
+} // namespace
+
+Expected<CheckpointDirectory>
+scanSafetensorsDirectory(const std::string &directory) {
+  return Scanner(directory).run();
+}
+
+} // namespace aoa::formats
