@@ -11,19 +11,20 @@
 #include "aoa/formats/DirectoryScan.h"
 
 #include "DirectoryListing.h"
+#include "PaddedIndexText.h"
 #include "Text.h"
 
 #include "aoa/formats/SafetensorsIndex.h"
 #include "aoa/runtime/FileDescriptor.h"
 #include "aoa/runtime/SafetensorsReader.h"
 
-#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/ArrayRef.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <fcntl.h>
-#include <numeric>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,12 +44,15 @@ const char *const kNoCheckpointHint =
     "model.safetensors.index.json or model.safetensors, or *.safetensors "
     "files";
 
-/// A tensor as its file's header describes it.
+/// A tensor as its file's header describes it. Its key and shape are in
+/// the scanner's arrays: 10^5 tensors make no allocation each.
 struct FoundTensor {
-  std::string key;
-  uint32_t file = 0; ///< into the scan's file list
+  uint64_t keyBegin = 0; ///< into Scanner::keys_
+  uint32_t keyLength = 0;
+  uint32_t file = 0;       ///< into the scan's file list
+  uint64_t shapeBegin = 0; ///< into Scanner::shapes_
+  uint32_t ndim = 0;
   DType dtype = DType::F32;
-  std::vector<int64_t> shape;
 };
 
 bool endsWith(std::string_view text, std::string_view suffix) {
@@ -65,7 +69,10 @@ Expected<std::string> readWholeFile(const std::string &path) {
   if (::fstat(file.get(), &status) != 0)
     return Error{path + ": cannot stat: " + runtime::errnoText(errno),
                  "check the disk and the file system, then retry"};
-  std::string text(size_t(status.st_size), '\0');
+  // Room to spare for the JSON parser (PaddedIndexText.h).
+  std::string text;
+  text.reserve(size_t(status.st_size) + kIndexTextPadding);
+  text.resize(size_t(status.st_size));
   runtime::TransferResult read =
       runtime::readAt(file.get(), text.data(), text.size(), 0);
   if (read.error)
@@ -110,11 +117,20 @@ private:
   const std::string &fileName(const FoundTensor &tensor) const {
     return result_.tensorFiles[tensor.file];
   }
+  std::string_view key(const FoundTensor &tensor) const {
+    return std::string_view(keys_).substr(tensor.keyBegin, tensor.keyLength);
+  }
+  llvm::ArrayRef<int64_t> shape(const FoundTensor &tensor) const {
+    return llvm::ArrayRef<int64_t>(shapes_.data() + tensor.shapeBegin,
+                                   tensor.ndim);
+  }
 
   CheckpointDirectory result_;
   std::vector<DirectoryEntry> entries_;
   /// Sorted by key, then file.
   std::vector<FoundTensor> found_;
+  std::string keys_;
+  std::vector<int64_t> shapes_;
 };
 
 Expected<CheckpointDirectory> Scanner::run() {
@@ -154,7 +170,7 @@ Expected<CheckpointDirectory> Scanner::run() {
     // A key held by two files.
     for (size_t i = 0; i < found_.size();) {
       size_t end = i + 1;
-      while (end < found_.size() && found_[end].key == found_[i].key)
+      while (end < found_.size() && key(found_[end]) == key(found_[i]))
         ++end;
       if (Status status = checkTwoFiles(i, end, result_.directory); !status)
         return status.error();
@@ -172,36 +188,33 @@ Status Scanner::scanIndex() {
   Expected<std::string> text = readWholeFile(indexPath);
   if (!text)
     return text.error();
-  Expected<SafetensorsIndex> index = parseSafetensorsIndex(*text, indexPath);
+  Expected<SafetensorsIndex> index =
+      parsePaddedSafetensorsIndex(*text, text->capacity(), indexPath);
   if (!index)
     return index.error();
   text->clear();
   text->shrink_to_fit();
-
-  // The files it names, sorted, and which keys it puts in each.
-  llvm::StringMap<uint32_t> fileIds;
-  for (const auto &[key, file] : index->weightMap)
-    fileIds.try_emplace(file, 0);
-  for (const auto &entry : fileIds)
-    result_.tensorFiles.push_back(std::string(entry.getKey()));
-  std::sort(result_.tensorFiles.begin(), result_.tensorFiles.end());
-  for (uint32_t i = 0; i < result_.tensorFiles.size(); ++i)
-    fileIds[result_.tensorFiles[i]] = i;
+  // Room for what the headers will hold (they should hold the index's keys).
+  size_t keyBytes = 0;
+  for (const SafetensorsIndex::Entry &entry : index->weightMap)
+    keyBytes += entry.key.size();
+  keys_.reserve(keyBytes);
+  found_.reserve(index->weightMap.size());
+  shapes_.reserve(3 * index->weightMap.size());
 
   // A missing file first: an incomplete download is the usual problem.
-  for (const std::string &file : result_.tensorFiles) {
+  result_.tensorFiles = index->files;
+  for (uint32_t file = 0; file < result_.tensorFiles.size(); ++file) {
+    const std::string &name = result_.tensorFiles[file];
     struct stat status;
-    if (::stat(path(file).c_str(), &status) == 0)
+    if (::stat(path(name).c_str(), &status) == 0)
       continue;
     size_t count = 0;
-    std::string_view example;
-    for (const auto &[key, named] : index->weightMap)
-      if (named == file) {
-        ++count;
-        if (example.empty() || key < example)
-          example = key;
-      }
-    return Error{path(file) + ": the file " + describeMissing(path(file)) +
+    std::string_view example; // the smallest key: weightMap is sorted
+    for (const SafetensorsIndex::Entry &entry : index->weightMap)
+      if (entry.file == file && count++ == 0)
+        example = entry.key;
+    return Error{path(name) + ": the file " + describeMissing(path(name)) +
                      ", but " + kHuggingFaceIndexFile + " puts " +
                      std::to_string(count) +
                      (count == 1 ? " tensor" : " tensors") + " in it (" +
@@ -221,14 +234,23 @@ Status Scanner::readHeaders() {
     if (!reader)
       return reader.error();
     for (const runtime::SafetensorsTensor &tensor : reader->tensors()) {
-      found_.push_back(
-          FoundTensor{tensor.name, fileId, tensor.dtype, tensor.shape});
+      FoundTensor found;
+      found.keyBegin = keys_.size();
+      found.keyLength = uint32_t(tensor.name.size());
+      found.file = fileId;
+      found.shapeBegin = shapes_.size();
+      found.ndim = uint32_t(tensor.shape.size());
+      found.dtype = tensor.dtype;
+      keys_ += tensor.name;
+      shapes_.insert(shapes_.end(), tensor.shape.begin(), tensor.shape.end());
+      found_.push_back(found);
       result_.tensorBytes += tensor.byteSize();
     }
   }
   std::sort(found_.begin(), found_.end(),
-            [](const FoundTensor &a, const FoundTensor &b) {
-              return a.key != b.key ? a.key < b.key : a.file < b.file;
+            [&](const FoundTensor &a, const FoundTensor &b) {
+              int compared = key(a).compare(key(b));
+              return compared != 0 ? compared < 0 : a.file < b.file;
             });
   return Status();
 }
@@ -240,7 +262,7 @@ Status Scanner::checkTwoFiles(size_t begin, size_t end, std::string_view where,
     return Status();
   const FoundTensor &first = found_[begin];
   const FoundTensor &second = found_[begin + 1];
-  return Error{std::string(where) + ": tensor " + quote(first.key) +
+  return Error{std::string(where) + ": tensor " + quote(key(first)) +
                    " is in two files: " + fileName(first) + " and " +
                    fileName(second) +
                    (indexedFile ? " (the index puts it in " + *indexedFile + ")"
@@ -253,38 +275,34 @@ Status Scanner::checkTwoFiles(size_t begin, size_t end, std::string_view where,
 }
 
 Status Scanner::checkAgainstIndex(const SafetensorsIndex &index) const {
+  // Both sorted by key: one merge walk finds the smallest key in trouble.
   std::string where = path(kHuggingFaceIndexFile);
-  std::vector<uint32_t> order(index.weightMap.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return index.weightMap[a].first < index.weightMap[b].first;
-  });
   size_t i = 0; // into found_ (groups of one key)
-  size_t j = 0; // into order
-  while (i < found_.size() || j < order.size()) {
-    const std::string *indexKey =
-        j < order.size() ? &index.weightMap[order[j]].first : nullptr;
-    const std::string *fileKey = i < found_.size() ? &found_[i].key : nullptr;
-    if (!fileKey || (indexKey && *indexKey < *fileKey)) {
-      const std::string &file = index.weightMap[order[j]].second;
-      return Error{where + ": tensor " + quote(*indexKey) + " is not in " +
-                       file +
-                       " where the index puts it, nor in any other "
-                       "file of the index",
+  size_t j = 0; // into index.weightMap
+  while (i < found_.size() || j < index.weightMap.size()) {
+    const SafetensorsIndex::Entry *entry =
+        j < index.weightMap.size() ? &index.weightMap[j] : nullptr;
+    std::optional<std::string_view> fileKey;
+    if (i < found_.size())
+      fileKey = key(found_[i]);
+    if (!fileKey || (entry && entry->key < *fileKey))
+      return Error{where + ": tensor " + quote(entry->key) + " is not in " +
+                       index.files[entry->file] +
+                       " where the index puts it, nor in any other file of "
+                       "the index",
                    kMixedHint};
-    }
     size_t end = i + 1;
-    while (end < found_.size() && found_[end].key == *fileKey)
+    while (end < found_.size() && key(found_[end]) == *fileKey)
       ++end;
-    if (!indexKey || *fileKey < *indexKey)
+    if (!entry || *fileKey < entry->key)
       return Error{where + ": tensor " + quote(*fileKey) + " of " +
                        fileName(found_[i]) +
                        " is not in the index's weight_map",
                    kMixedHint};
-    const std::string &file = index.weightMap[order[j]].second;
+    const std::string &file = index.files[entry->file];
     if (Status status = checkTwoFiles(i, end, where, &file); !status)
       return status;
-    if (fileName(found_[i]) != file)
+    if (found_[i].file != entry->file)
       return Error{where + ": tensor " + quote(*fileKey) + " is in " +
                        fileName(found_[i]) + ", not in " + file +
                        " where the index puts it",
@@ -297,22 +315,19 @@ Status Scanner::checkAgainstIndex(const SafetensorsIndex &index) const {
 
 Status Scanner::buildMetadata() {
   ShardMetadataBuilder builder;
-  size_t coordinates = 0;
-  for (const FoundTensor &tensor : found_)
-    coordinates += 2 * tensor.shape.size();
-  builder.reserve(found_.size(), found_.size(), coordinates);
+  builder.reserve(found_.size(), found_.size(), 2 * shapes_.size());
   std::vector<uint32_t> fileIds;
   for (const std::string &file : result_.tensorFiles)
     fileIds.push_back(builder.internFile(file));
   std::vector<int64_t> zeros;
   for (const FoundTensor &tensor : found_) {
     std::optional<TensorId> id =
-        builder.addTensor(tensor.key, tensor.dtype, tensor.shape);
-    zeros.assign(tensor.shape.size(), 0);
+        builder.addTensor(key(tensor), tensor.dtype, shape(tensor));
+    zeros.assign(tensor.ndim, 0);
     if (!id || !builder.addShard(0, fileIds[tensor.file],
-                                 builder.keyNameId(*id), zeros, tensor.shape))
-      return Error{path(fileName(tensor)) + ": tensor " + quote(tensor.key) +
-                       " has " + std::to_string(tensor.shape.size()) +
+                                 builder.keyNameId(*id), zeros, shape(tensor)))
+      return Error{path(fileName(tensor)) + ": tensor " + quote(key(tensor)) +
+                       " has " + std::to_string(tensor.ndim) +
                        " dimensions, more than the 255 aoa supports",
                    "reshape it to fewer dimensions before converting"};
   }

@@ -1,18 +1,22 @@
 //===- SafetensorsIndexReader.cpp - Parsing an index's text ---------------===//
 //
-// simdjson validates the whole text (DOM parse), then On-Demand walks it
-// once, straight into the weight map, with the positions of values for
-// messages. A syntax error is located by nlohmann's SAX parser, which counts
-// the characters it reads (only on failure: it is several times slower).
+// simdjson On-Demand walks the text once, straight into the weight map,
+// with the positions of values for messages; the fields that are ignored are
+// read to their end too, so that all of the text is checked. A syntax error
+// is located by nlohmann's SAX parser, which counts the characters it reads
+// (only on failure: it is several times slower).
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/formats/SafetensorsIndex.h"
 
+#include "PaddedIndexText.h"
 #include "Text.h"
 
 #include "llvm/ADT/StringMap.h"
 
+#include <algorithm>
 #include <cctype>
+#include <numeric>
 
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
@@ -68,10 +72,76 @@ bool isWrongType(simdjson::error_code code) {
          code == simdjson::NUMBER_OUT_OF_RANGE;
 }
 
+/// Reads `value` to its end, so that On-Demand checks its syntax (it only
+/// checks what is read): the index's fields other than weight_map and
+/// metadata.total_size are ignored, but must be JSON.
+simdjson::error_code validateValue(ondemand::value value) {
+  ondemand::json_type type;
+  if (simdjson::error_code code = value.type().get(type))
+    return code;
+  switch (type) {
+  case ondemand::json_type::object: {
+    ondemand::object object;
+    if (simdjson::error_code code = value.get_object().get(object))
+      return code;
+    for (auto result : object) {
+      ondemand::field field;
+      std::string_view key;
+      if (simdjson::error_code code = std::move(result).get(field))
+        return code;
+      if (simdjson::error_code code = field.unescaped_key().get(key))
+        return code;
+      if (simdjson::error_code code = validateValue(field.value()))
+        return code;
+    }
+    return simdjson::SUCCESS;
+  }
+  case ondemand::json_type::array: {
+    ondemand::array array;
+    if (simdjson::error_code code = value.get_array().get(array))
+      return code;
+    for (auto result : array) {
+      ondemand::value element;
+      if (simdjson::error_code code = std::move(result).get(element))
+        return code;
+      if (simdjson::error_code code = validateValue(element))
+        return code;
+    }
+    return simdjson::SUCCESS;
+  }
+  case ondemand::json_type::string: {
+    std::string_view text;
+    return value.get_string().get(text);
+  }
+  case ondemand::json_type::number: {
+    double number = 0;
+    return value.get_double().get(number);
+  }
+  case ondemand::json_type::boolean: {
+    bool flag = false;
+    return value.get_bool().get(flag);
+  }
+  case ondemand::json_type::null: {
+    bool isNull = false;
+    if (simdjson::error_code code = value.is_null().get(isNull))
+      return code;
+    return isNull ? simdjson::SUCCESS : simdjson::N_ATOM_ERROR;
+  }
+  }
+  return simdjson::TAPE_ERROR;
+}
+
 class IndexParser {
 public:
-  IndexParser(std::string_view text, std::string_view fileName)
-      : text_(text), fileName_(fileName), json_(text.data(), text.size()) {}
+  IndexParser(std::string_view text, size_t capacity, std::string_view fileName)
+      : text_(text), fileName_(fileName) {
+    if (capacity >= text.size() + simdjson::SIMDJSON_PADDING) {
+      json_ = simdjson::padded_string_view(text.data(), text.size(), capacity);
+    } else {
+      copy_ = simdjson::padded_string(text.data(), text.size());
+      json_ = copy_;
+    }
+  }
 
   Expected<SafetensorsIndex> parse();
 
@@ -98,6 +168,14 @@ private:
       return std::nullopt;
     return failAt(tokenStart(finder.position > 0 ? finder.position - 1 : 0),
                   "malformed JSON: " + finder.message);
+  }
+  /// A value of the wrong type at `offset`; but simdjson reads an unquoted
+  /// word (`"a": model.safetensors`) as a value of the wrong type too, so a
+  /// syntax error comes first.
+  Error wrongType(size_t offset, const std::string &what) const {
+    if (std::optional<Error> error = syntaxError())
+      return *error;
+    return failAt(offset, what);
   }
   /// A JSON syntax error (or invalid UTF-8), located when nlohmann agrees.
   Error malformed(simdjson::error_code code) const {
@@ -147,22 +225,13 @@ private:
 
   std::string_view text_;
   std::string_view fileName_;
-  simdjson::padded_string json_;
+  simdjson::padded_string copy_;
+  simdjson::padded_string_view json_;
   SafetensorsIndex index_;
   std::optional<Error> error_;
 };
 
 Expected<SafetensorsIndex> IndexParser::parse() {
-  // On-Demand validates only what it visits; a DOM parse (a few
-  // milliseconds for a 20 MB index) checks the whole text first, the fields
-  // that are skipped included.
-  {
-    simdjson::dom::parser validator;
-    simdjson::dom::element root;
-    if (simdjson::error_code code = validator.parse(json_).get(root))
-      return code == simdjson::EMPTY ? fail("the index is empty")
-                                     : malformed(code);
-  }
   ondemand::parser parser;
   ondemand::document document;
   if (simdjson::error_code code = parser.iterate(json_).get(document))
@@ -170,8 +239,9 @@ Expected<SafetensorsIndex> IndexParser::parse() {
                                    : malformed(code);
   ondemand::object root;
   if (simdjson::error_code code = document.get_object().get(root))
-    return isWrongType(code) ? fail("the index is not a JSON object")
-                             : malformed(code);
+    return isWrongType(code) && !syntaxError()
+               ? fail("the index is not a JSON object")
+               : malformed(code);
   bool sawWeightMap = false;
   for (auto result : root) {
     ondemand::field field;
@@ -191,8 +261,10 @@ Expected<SafetensorsIndex> IndexParser::parse() {
     } else if (key == "metadata") {
       if (!parseMetadata(value))
         return *error_;
+    } else if (simdjson::error_code code = validateValue(value)) {
+      // Other fields are tolerated, but must be JSON.
+      return malformed(code);
     }
-    // Other fields are tolerated (and skipped by the iteration).
   }
   // simdjson 3.0 has no document::at_end(); past the end of the document
   // there is no current location.
@@ -209,10 +281,17 @@ bool IndexParser::parseWeightMap(ondemand::value value, size_t offset) {
   ondemand::object map;
   if (simdjson::error_code code = value.get_object().get(map))
     return reject(isWrongType(code)
-                      ? failAt(offset, "\"weight_map\" is not an object "
-                                       "from tensor names to file names")
+                      ? wrongType(offset, "\"weight_map\" is not an object "
+                                          "from tensor names to file names")
                       : malformed(code));
-  llvm::StringMap<size_t> seen;
+  // Large indexes hold 10^5 and more keys but few files: entries keep a
+  // file id, and keys given twice are found by sorting, not hashing.
+  llvm::StringMap<uint32_t> fileIds;
+  std::vector<SafetensorsIndex::Entry> entries;
+  std::vector<size_t> offsets; // of each entry's file value, for messages
+  // An entry takes about 90 bytes of text.
+  entries.reserve(text_.size() / 64);
+  offsets.reserve(text_.size() / 64);
   for (auto result : map) {
     ondemand::field field;
     std::string_view key;
@@ -220,42 +299,77 @@ bool IndexParser::parseWeightMap(ondemand::value value, size_t offset) {
       return reject(malformed(code));
     if (simdjson::error_code code = field.unescaped_key().get(key))
       return reject(malformed(code));
-    std::string name(key);
     ondemand::value fileValue = field.value();
     size_t at = offsetOf(fileValue.raw_json_token().data());
     std::string_view file;
     if (simdjson::error_code code = fileValue.get_string().get(file))
       return reject(isWrongType(code)
-                        ? failAt(at, "weight_map: the file of tensor " +
-                                         quote(name) + " is not a string")
+                        ? wrongType(at, "weight_map: the file of tensor " +
+                                            quote(key) + " is not a string")
                         : malformed(code));
-    if (!isSafeRelativePath(file))
-      return reject(failAt(at,
-                           "weight_map: tensor " + quote(name) + " is in " +
-                               quote(file) +
-                               ", which is not a file inside the "
-                               "index's directory",
-                           "file names in an index are relative to its "
-                           "directory, without '..'"));
-    auto [slot, inserted] = seen.try_emplace(name, index_.weightMap.size());
-    if (!inserted) {
-      const std::string &first = index_.weightMap[slot->second].second;
-      return reject(failAt(at,
-                           "weight_map: tensor " + quote(name) +
-                               " is listed twice (in " + quote(first) +
-                               " and in " + quote(file) + ")",
-                           "a tensor is stored in one file; the index is "
-                           "damaged: fetch or copy it again"));
+    auto [slot, inserted] =
+        fileIds.try_emplace(file, uint32_t(index_.files.size()));
+    if (inserted) {
+      if (!isSafeRelativePath(file))
+        return reject(failAt(at,
+                             "weight_map: tensor " + quote(key) + " is in " +
+                                 quote(file) +
+                                 ", which is not a file inside the "
+                                 "index's directory",
+                             "file names in an index are relative to its "
+                             "directory, without '..'"));
+      index_.files.push_back(std::string(file));
     }
-    index_.weightMap.emplace_back(std::move(name), std::string(file));
+    entries.push_back(SafetensorsIndex::Entry{std::string(key), slot->second});
+    offsets.push_back(at);
+  }
+
+  // Files sorted, entries sorted by key (then by place in the text).
+  std::vector<uint32_t> fileOrder(index_.files.size());
+  std::iota(fileOrder.begin(), fileOrder.end(), 0u);
+  std::sort(fileOrder.begin(), fileOrder.end(), [&](uint32_t a, uint32_t b) {
+    return index_.files[a] < index_.files[b];
+  });
+  std::vector<uint32_t> newFileId(fileOrder.size());
+  std::vector<std::string> files(fileOrder.size());
+  for (uint32_t i = 0; i < fileOrder.size(); ++i) {
+    newFileId[fileOrder[i]] = i;
+    files[i] = std::move(index_.files[fileOrder[i]]);
+  }
+  index_.files = std::move(files);
+  std::vector<uint32_t> order(entries.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    int compared = entries[a].key.compare(entries[b].key);
+    return compared != 0 ? compared < 0 : a < b;
+  });
+  index_.weightMap.reserve(entries.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    SafetensorsIndex::Entry &entry = entries[order[i]];
+    if (i > 0 && index_.weightMap.back().key == entry.key) {
+      const SafetensorsIndex::Entry &first = index_.weightMap.back();
+      return reject(failAt(
+          offsets[order[i]],
+          "weight_map: tensor " + quote(entry.key) + " is listed twice (in " +
+              quote(index_.files[first.file]) + " and in " +
+              quote(index_.files[newFileId[entry.file]]) + ")",
+          "a tensor is stored in one file; the index is damaged: fetch or "
+          "copy it again"));
+    }
+    entry.file = newFileId[entry.file];
+    index_.weightMap.push_back(std::move(entry));
   }
   return true;
 }
 
 bool IndexParser::parseMetadata(ondemand::value value) {
   ondemand::object metadata;
-  if (simdjson::error_code code = value.get_object().get(metadata))
-    return isWrongType(code) ? true : reject(malformed(code));
+  if (simdjson::error_code code = value.get_object().get(metadata)) {
+    if (!isWrongType(code))
+      return reject(malformed(code));
+    code = validateValue(value);
+    return code ? reject(malformed(code)) : true;
+  }
   for (auto result : metadata) {
     ondemand::field field;
     std::string_view key;
@@ -263,13 +377,15 @@ bool IndexParser::parseMetadata(ondemand::value value) {
       return reject(malformed(code));
     if (simdjson::error_code code = field.unescaped_key().get(key))
       return reject(malformed(code));
-    if (key != "total_size")
-      continue;
+    ondemand::value entry = field.value();
     uint64_t size = 0;
-    simdjson::error_code code = field.value().get_uint64().get(size);
-    if (!code)
+    simdjson::error_code code =
+        key == "total_size" ? entry.get_uint64().get(size) : simdjson::SUCCESS;
+    if (key == "total_size" && !code)
       index_.totalSize = size;
-    else if (!isWrongType(code))
+    else if (key != "total_size" || isWrongType(code))
+      code = validateValue(entry);
+    if (code)
       return reject(malformed(code));
   }
   return true;
@@ -279,7 +395,14 @@ bool IndexParser::parseMetadata(ondemand::value value) {
 
 Expected<SafetensorsIndex> parseSafetensorsIndex(std::string_view text,
                                                  std::string_view fileName) {
-  return IndexParser(text, fileName).parse();
+  return IndexParser(text, 0, fileName).parse();
+}
+
+Expected<SafetensorsIndex>
+parsePaddedSafetensorsIndex(std::string_view text, size_t capacity,
+                            std::string_view fileName) {
+  static_assert(kIndexTextPadding >= simdjson::SIMDJSON_PADDING);
+  return IndexParser(text, capacity, fileName).parse();
 }
 
 } // namespace aoa::formats

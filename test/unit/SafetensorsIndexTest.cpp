@@ -22,27 +22,36 @@ std::string errorOf(std::string_view text) {
 TEST(SafetensorsIndexTest, ReadsWeightMapAndTotalSize) {
   runtime::Expected<SafetensorsIndex> index = parseSafetensorsIndex(
       R"({"metadata": {"format": "pt", "total_size": 16060522496},
-          "weight_map": {"lm_head.weight": "model-00002-of-00002.safetensors",
+          "weight_map": {"x": "sub/dir.safetensors",
+                         "lm_head.weight": "model-00002-of-00002.safetensors",
                          "model.embed\u005ftokens.weight": "model-00001-of-00002.safetensors",
-                         "x": "sub/dir.safetensors"},
+                         "a.first": "model-00002-of-00002.safetensors"},
           "extra": [1, {"nested": true}]})",
       "idx.json");
   ASSERT_TRUE(index.ok()) << index.error().toString();
-  EXPECT_THAT(
-      index->weightMap,
-      ElementsAre(
-          Pair("lm_head.weight", "model-00002-of-00002.safetensors"),
-          Pair("model.embed_tokens.weight", "model-00001-of-00002.safetensors"),
-          Pair("x", "sub/dir.safetensors")));
+  EXPECT_THAT(index->files, ElementsAre("model-00001-of-00002.safetensors",
+                                        "model-00002-of-00002.safetensors",
+                                        "sub/dir.safetensors"));
+  std::vector<std::pair<std::string, uint32_t>> entries;
+  for (const SafetensorsIndex::Entry &entry : index->weightMap)
+    entries.emplace_back(entry.key, entry.file);
+  // Sorted by key.
+  EXPECT_THAT(entries,
+              ElementsAre(Pair("a.first", 1u), Pair("lm_head.weight", 1u),
+                          Pair("model.embed_tokens.weight", 0u),
+                          Pair("x", 2u)));
   EXPECT_EQ(index->totalSize, 16060522496u);
 }
 
 TEST(SafetensorsIndexTest, TotalSizeIsInformative) {
-  for (const char *text :
-       {R"({"weight_map": {}})", R"({"metadata": null, "weight_map": {}})",
-        R"({"metadata": {"total_size": "12"}, "weight_map": {}})",
-        R"({"metadata": {"total_size": -3}, "weight_map": {}})",
-        R"({"metadata": {"total_size": 1.5e3}, "weight_map": {}})"}) {
+  for (
+      const char *text :
+      {R"({"weight_map": {}})", R"({"metadata": null, "weight_map": {}})",
+       R"({"metadata": {"total_size": "12"}, "weight_map": {}})",
+       R"({"metadata": {"total_size": -3}, "weight_map": {}})",
+       R"({"metadata": {"total_size": 1.5e3}, "weight_map": {}})",
+       R"({"metadata": {"total_size": [1, {"a": null}], "b": false}, "weight_map": {}})",
+       R"({"metadata": [true, "a\u00e9"], "x": {"y": [[]]}, "weight_map": {}})"}) {
     runtime::Expected<SafetensorsIndex> index =
         parseSafetensorsIndex(text, "idx.json");
     ASSERT_TRUE(index.ok()) << text << ": " << index.error().toString();
@@ -61,6 +70,17 @@ TEST(SafetensorsIndexTest, MalformedJsonIsLocated) {
   EXPECT_THAT(errorOf("{\"weight_map\": {\"a\": \"f\"}} x"),
               HasSubstr("idx.json:1:"));
   EXPECT_EQ(errorOf(""), "idx.json: the index is empty");
+  // Fields that are ignored must still be JSON.
+  EXPECT_THAT(errorOf(R"({"x": abc, "weight_map": {}})"),
+              HasSubstr("idx.json:1:7: malformed JSON: syntax error while "
+                        "parsing value - invalid literal"));
+  EXPECT_THAT(
+      errorOf(R"({"metadata": {"a": [1, {"b": tru}]}, "weight_map": {}})"),
+      HasSubstr("idx.json:1:"));
+  EXPECT_THAT(errorOf(R"({"weight_map": {}, "metadata": "x\q"})"),
+              HasSubstr("idx.json:1:"));
+  EXPECT_THAT(errorOf(R"({"metadata": {"total_size": 12e}, "weight_map": {}})"),
+              HasSubstr("idx.json:1:"));
 }
 
 TEST(SafetensorsIndexTest, ShapeErrors) {

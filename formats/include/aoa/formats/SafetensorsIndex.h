@@ -10,9 +10,11 @@
 // Reading: weight_map is required (a string to string object); metadata and
 // any other top-level field are optional and ignored except total_size,
 // which is returned when it is a non-negative integer but never checked
-// (publishers differ in what it sums). Indexes of large MoE models exceed
-// 20 MB, so the text is parsed with simdjson; a syntax error is located
-// (line:column) by a second, slower parse.
+// (publishers differ in what it sums). Ignored fields must still be JSON.
+// Indexes of large MoE models exceed 20 MB, so the text is parsed with
+// simdjson On-Demand, and the weight map comes back sorted by key with each
+// file named once; a syntax error is located (line:column) by a second,
+// slower parse.
 //
 // Writing: the text transformers writes, `json.dumps(index, indent=2,
 // sort_keys=True) + "\n"` (keys in code point order, non-ASCII characters
@@ -29,15 +31,21 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace aoa::formats {
 
 struct SafetensorsIndex {
-  /// (key, file) in the text's order. Keys are unique; files are relative
-  /// paths inside the index's directory (no absolute paths, no "..").
-  std::vector<std::pair<std::string, std::string>> weightMap;
+  struct Entry {
+    std::string key;
+    /// Into files.
+    uint32_t file = 0;
+  };
+  /// The files weight_map names, each once, sorted: relative paths inside
+  /// the index's directory (no absolute paths, no "..").
+  std::vector<std::string> files;
+  /// weight_map sorted by key (byte order); keys are unique.
+  std::vector<Entry> weightMap;
   /// metadata.total_size, when it is a non-negative integer.
   std::optional<uint64_t> totalSize;
 };
