@@ -195,10 +195,7 @@ Status Scanner::scanIndex() {
   text->clear();
   text->shrink_to_fit();
   // Room for what the headers will hold (they should hold the index's keys).
-  size_t keyBytes = 0;
-  for (const SafetensorsIndex::Entry &entry : index->weightMap)
-    keyBytes += entry.key.size();
-  keys_.reserve(keyBytes);
+  keys_.reserve(index->keyBytes.size());
   found_.reserve(index->weightMap.size());
   shapes_.reserve(3 * index->weightMap.size());
 
@@ -213,7 +210,7 @@ Status Scanner::scanIndex() {
     std::string_view example; // the smallest key: weightMap is sorted
     for (const SafetensorsIndex::Entry &entry : index->weightMap)
       if (entry.file == file && count++ == 0)
-        example = entry.key;
+        example = index->key(entry);
     return Error{path(name) + ": the file " + describeMissing(path(name)) +
                      ", but " + kHuggingFaceIndexFile + " puts " +
                      std::to_string(count) +
@@ -285,16 +282,16 @@ Status Scanner::checkAgainstIndex(const SafetensorsIndex &index) const {
     std::optional<std::string_view> fileKey;
     if (i < found_.size())
       fileKey = key(found_[i]);
-    if (!fileKey || (entry && entry->key < *fileKey))
-      return Error{where + ": tensor " + quote(entry->key) + " is not in " +
-                       index.files[entry->file] +
+    if (!fileKey || (entry && index.key(*entry) < *fileKey))
+      return Error{where + ": tensor " + quote(index.key(*entry)) +
+                       " is not in " + index.files[entry->file] +
                        " where the index puts it, nor in any other file of "
                        "the index",
                    kMixedHint};
     size_t end = i + 1;
     while (end < found_.size() && key(found_[end]) == *fileKey)
       ++end;
-    if (!entry || *fileKey < entry->key)
+    if (!entry || *fileKey < index.key(*entry))
       return Error{where + ": tensor " + quote(*fileKey) + " of " +
                        fileName(found_[i]) +
                        " is not in the index's weight_map",

@@ -285,13 +285,17 @@ bool IndexParser::parseWeightMap(ondemand::value value, size_t offset) {
                                           "from tensor names to file names")
                       : malformed(code));
   // Large indexes hold 10^5 and more keys but few files: entries keep a
-  // file id, and keys given twice are found by sorting, not hashing.
+  // file id, keys share one buffer, and keys given twice are found by
+  // sorting, not hashing.
   llvm::StringMap<uint32_t> fileIds;
   std::vector<SafetensorsIndex::Entry> entries;
   std::vector<size_t> offsets; // of each entry's file value, for messages
-  // An entry takes about 90 bytes of text.
+  // An entry takes about 90 bytes of text, half of it the key.
   entries.reserve(text_.size() / 64);
   offsets.reserve(text_.size() / 64);
+  index_.keyBytes.reserve(text_.size() / 2);
+  std::string_view lastFile;
+  uint32_t lastFileId = 0;
   for (auto result : map) {
     ondemand::field field;
     std::string_view key;
@@ -307,24 +311,34 @@ bool IndexParser::parseWeightMap(ondemand::value value, size_t offset) {
                         ? wrongType(at, "weight_map: the file of tensor " +
                                             quote(key) + " is not a string")
                         : malformed(code));
-    auto [slot, inserted] =
-        fileIds.try_emplace(file, uint32_t(index_.files.size()));
-    if (inserted) {
-      if (!isSafeRelativePath(file))
-        return reject(failAt(at,
-                             "weight_map: tensor " + quote(key) + " is in " +
-                                 quote(file) +
-                                 ", which is not a file inside the "
-                                 "index's directory",
-                             "file names in an index are relative to its "
-                             "directory, without '..'"));
-      index_.files.push_back(std::string(file));
+    if (entries.empty() || file != lastFile) {
+      auto [slot, inserted] =
+          fileIds.try_emplace(file, uint32_t(index_.files.size()));
+      if (inserted) {
+        if (!isSafeRelativePath(file))
+          return reject(failAt(at,
+                               "weight_map: tensor " + quote(key) + " is in " +
+                                   quote(file) +
+                                   ", which is not a file inside the "
+                                   "index's directory",
+                               "file names in an index are relative to its "
+                               "directory, without '..'"));
+        index_.files.push_back(std::string(file));
+      }
+      lastFile = slot->getKey();
+      lastFileId = slot->second;
     }
-    entries.push_back(SafetensorsIndex::Entry{std::string(key), slot->second});
+    SafetensorsIndex::Entry entry;
+    entry.keyOffset = index_.keyBytes.size();
+    entry.keySize = uint32_t(key.size());
+    entry.file = lastFileId;
+    index_.keyBytes += key;
+    entries.push_back(entry);
     offsets.push_back(at);
   }
 
-  // Files sorted, entries sorted by key (then by place in the text).
+  // Files sorted, entries sorted by key (then by place in the text); an
+  // index is usually sorted already (transformers writes sort_keys=True).
   std::vector<uint32_t> fileOrder(index_.files.size());
   std::iota(fileOrder.begin(), fileOrder.end(), 0u);
   std::sort(fileOrder.begin(), fileOrder.end(), [&](uint32_t a, uint32_t b) {
@@ -337,27 +351,29 @@ bool IndexParser::parseWeightMap(ondemand::value value, size_t offset) {
     files[i] = std::move(index_.files[fileOrder[i]]);
   }
   index_.files = std::move(files);
+  auto before = [&](uint32_t a, uint32_t b) {
+    int compared = index_.key(entries[a]).compare(index_.key(entries[b]));
+    return compared != 0 ? compared < 0 : a < b;
+  };
   std::vector<uint32_t> order(entries.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    int compared = entries[a].key.compare(entries[b].key);
-    return compared != 0 ? compared < 0 : a < b;
-  });
+  if (!std::is_sorted(order.begin(), order.end(), before))
+    std::sort(order.begin(), order.end(), before);
   index_.weightMap.reserve(entries.size());
   for (size_t i = 0; i < order.size(); ++i) {
-    SafetensorsIndex::Entry &entry = entries[order[i]];
-    if (i > 0 && index_.weightMap.back().key == entry.key) {
+    SafetensorsIndex::Entry entry = entries[order[i]];
+    entry.file = newFileId[entry.file];
+    if (i > 0 && index_.key(index_.weightMap.back()) == index_.key(entry)) {
       const SafetensorsIndex::Entry &first = index_.weightMap.back();
       return reject(failAt(
           offsets[order[i]],
-          "weight_map: tensor " + quote(entry.key) + " is listed twice (in " +
-              quote(index_.files[first.file]) + " and in " +
-              quote(index_.files[newFileId[entry.file]]) + ")",
+          "weight_map: tensor " + quote(index_.key(entry)) +
+              " is listed twice (in " + quote(index_.files[first.file]) +
+              " and in " + quote(index_.files[entry.file]) + ")",
           "a tensor is stored in one file; the index is damaged: fetch or "
           "copy it again"));
     }
-    entry.file = newFileId[entry.file];
-    index_.weightMap.push_back(std::move(entry));
+    index_.weightMap.push_back(entry);
   }
   return true;
 }

@@ -34,7 +34,7 @@ TEST(SafetensorsIndexTest, ReadsWeightMapAndTotalSize) {
                                         "sub/dir.safetensors"));
   std::vector<std::pair<std::string, uint32_t>> entries;
   for (const SafetensorsIndex::Entry &entry : index->weightMap)
-    entries.emplace_back(entry.key, entry.file);
+    entries.emplace_back(index->key(entry), entry.file);
   // Sorted by key.
   EXPECT_THAT(entries,
               ElementsAre(Pair("a.first", 1u), Pair("lm_head.weight", 1u),

@@ -36,8 +36,11 @@
 namespace aoa::formats {
 
 struct SafetensorsIndex {
+  /// One key of weight_map; its text is key(entry). (10^5 keys and more:
+  /// they share one buffer instead of a string each.)
   struct Entry {
-    std::string key;
+    uint64_t keyOffset = 0; ///< into keyBytes
+    uint32_t keySize = 0;
     /// Into files.
     uint32_t file = 0;
   };
@@ -46,8 +49,14 @@ struct SafetensorsIndex {
   std::vector<std::string> files;
   /// weight_map sorted by key (byte order); keys are unique.
   std::vector<Entry> weightMap;
+  /// The keys' text, back to back.
+  std::string keyBytes;
   /// metadata.total_size, when it is a non-negative integer.
   std::optional<uint64_t> totalSize;
+
+  std::string_view key(const Entry &entry) const {
+    return std::string_view(keyBytes).substr(entry.keyOffset, entry.keySize);
+  }
 };
 
 /// Parses an index's text; `fileName` names it in errors, which say where
