@@ -15,8 +15,8 @@
 #include "Text.h"
 
 #include "aoa/formats/SafetensorsIndex.h"
-#include "aoa/runtime/FileDescriptor.h"
 #include "aoa/runtime/SafetensorsReader.h"
+#include "aoa/runtime/ThreadPool.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -29,8 +29,6 @@
 #include <unistd.h>
 
 namespace aoa::formats {
-
-using runtime::FileDescriptor;
 
 namespace {
 
@@ -58,28 +56,6 @@ struct FoundTensor {
 bool endsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() &&
          text.substr(text.size() - suffix.size()) == suffix;
-}
-
-Expected<std::string> readWholeFile(const std::string &path) {
-  FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!file.isOpen())
-    return Error{path + ": cannot open: " + runtime::errnoText(errno),
-                 "check the path and the file's permissions"};
-  struct stat status;
-  if (::fstat(file.get(), &status) != 0)
-    return Error{path + ": cannot stat: " + runtime::errnoText(errno),
-                 "check the disk and the file system, then retry"};
-  // Room to spare for the JSON parser (PaddedIndexText.h).
-  std::string text;
-  text.reserve(size_t(status.st_size) + kIndexTextPadding);
-  text.resize(size_t(status.st_size));
-  runtime::TransferResult read =
-      runtime::readAt(file.get(), text.data(), text.size(), 0);
-  if (read.error)
-    return Error{path + ": cannot read: " + runtime::errnoText(read.error),
-                 "check the disk and the file system, then retry"};
-  text.resize(read.bytes);
-  return text;
 }
 
 /// "a symbolic link to the missing 'TARGET'" when `path` is one.
@@ -185,15 +161,15 @@ Expected<CheckpointDirectory> Scanner::run() {
 
 Status Scanner::scanIndex() {
   std::string indexPath = path(kHuggingFaceIndexFile);
-  Expected<std::string> text = readWholeFile(indexPath);
-  if (!text)
-    return text.error();
-  Expected<SafetensorsIndex> index =
-      parsePaddedSafetensorsIndex(*text, text->capacity(), indexPath);
+  Expected<SafetensorsIndex> index = [&]() -> Expected<SafetensorsIndex> {
+    Expected<PaddedFileText> text = PaddedFileText::read(indexPath);
+    if (!text)
+      return text.error();
+    return parsePaddedSafetensorsIndex(text->text(), text->capacity(),
+                                       indexPath);
+  }();
   if (!index)
     return index.error();
-  text->clear();
-  text->shrink_to_fit();
   // Room for what the headers will hold (they should hold the index's keys).
   keys_.reserve(index->keyBytes.size());
   found_.reserve(index->weightMap.size());
@@ -225,24 +201,55 @@ Status Scanner::scanIndex() {
 }
 
 Status Scanner::readHeaders() {
-  for (uint32_t fileId = 0; fileId < result_.tensorFiles.size(); ++fileId) {
+  // Files are opened on a few threads: on a network file system an open
+  // costs a round trip. Each file's tensors go to their own arrays first.
+  struct FileTensors {
+    std::string keys;
+    std::vector<int64_t> shapes;
+    std::vector<FoundTensor> tensors;
+    uint64_t bytes = 0;
+  };
+  size_t fileCount = result_.tensorFiles.size();
+  std::vector<FileTensors> perFile(fileCount);
+  runtime::ThreadPool pool(
+      unsigned(std::min<size_t>(std::min(runtime::defaultThreadCount(), 8u),
+                                std::max<size_t>(fileCount, 1))));
+  // The lowest-numbered failing file's error: files are handed out in order.
+  Status read = pool.parallelFor(fileCount, [&](size_t fileId) -> Status {
     Expected<runtime::SafetensorsReader> reader =
         runtime::SafetensorsReader::open(path(result_.tensorFiles[fileId]));
     if (!reader)
       return reader.error();
+    FileTensors &file = perFile[fileId];
+    file.tensors.reserve(reader->tensors().size());
     for (const runtime::SafetensorsTensor &tensor : reader->tensors()) {
       FoundTensor found;
-      found.keyBegin = keys_.size();
+      found.keyBegin = file.keys.size();
       found.keyLength = uint32_t(tensor.name.size());
-      found.file = fileId;
-      found.shapeBegin = shapes_.size();
+      found.file = uint32_t(fileId);
+      found.shapeBegin = file.shapes.size();
       found.ndim = uint32_t(tensor.shape.size());
       found.dtype = tensor.dtype;
-      keys_ += tensor.name;
-      shapes_.insert(shapes_.end(), tensor.shape.begin(), tensor.shape.end());
-      found_.push_back(found);
-      result_.tensorBytes += tensor.byteSize();
+      file.keys += tensor.name;
+      file.shapes.insert(file.shapes.end(), tensor.shape.begin(),
+                         tensor.shape.end());
+      file.tensors.push_back(found);
+      file.bytes += tensor.byteSize();
     }
+    return Status();
+  });
+  if (!read)
+    return read;
+  for (FileTensors &file : perFile) {
+    for (FoundTensor found : file.tensors) {
+      found.keyBegin += keys_.size();
+      found.shapeBegin += shapes_.size();
+      found_.push_back(found);
+    }
+    keys_ += file.keys;
+    shapes_.insert(shapes_.end(), file.shapes.begin(), file.shapes.end());
+    result_.tensorBytes += file.bytes;
+    file = FileTensors();
   }
   std::sort(found_.begin(), found_.end(),
             [&](const FoundTensor &a, const FoundTensor &b) {
