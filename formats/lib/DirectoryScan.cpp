@@ -1,11 +1,11 @@
 //===- DirectoryScan.cpp - Shard metadata from safetensors headers --------===//
 //
-// The files are opened one at a time with the runtime's SafetensorsReader,
-// which reads and validates the header only; what the metadata needs is
+// The files are opened with the runtime's SafetensorsReader, which reads and
+// validates the header only, on a few threads; what the metadata needs is
 // copied out and the file closed again, so a directory of thousands of files
-// never holds more than one descriptor. Tensors are then sorted by key, which
-// finds keys held twice and lets the index be checked in one merge walk, so
-// the first problem reported is the one with the smallest key.
+// never holds more than one descriptor per thread. Tensors are then sorted by
+// key, which finds keys held twice and lets the index be checked in one merge
+// walk, so the first problem reported is the one with the smallest key.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/formats/DirectoryScan.h"
