@@ -3,9 +3,10 @@
 
 #include "aoa/ir/ByteSize.h"
 
-#include "aoa/driver/OutputFile.h"
 #include "aoa/codegen/PlanSummary.h"
 #include "aoa/codegen/PlanWriter.h"
+#include "aoa/driver/OutputFile.h"
+#include "aoa/formats/CheckpointDirectory.h"
 #include "aoa/frontend/ConfigLoader.h"
 #include "aoa/frontend/MetadataLoader.h"
 #include "aoa/frontend/Parser.h"
@@ -16,15 +17,45 @@
 #include "aoa/passes/Passes.h"
 
 #include <algorithm>
-#include <map>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
+#include <map>
 #include <ostream>
 #include <sstream>
 
 namespace aoa {
 
 namespace {
+
+/// Loads --src / --dst: a metadata file (aoa-metadata v1), or a checkpoint
+/// directory (formats/CheckpointDirectory.h: its metadata.json, or a scan of
+/// its safetensors files). `locatePath` is set to the file whose text names
+/// the keys (empty when there is none).
+std::optional<ShardMetadata> loadMetadataArgument(const std::string &path,
+                                                  SourceManager &sources,
+                                                  DiagnosticEngine &diags,
+                                                  std::string &locatePath) {
+  std::error_code ignored;
+  if (!std::filesystem::is_directory(path, ignored)) {
+    locatePath = path;
+    return loadShardMetadata(path, sources, diags);
+  }
+  unsigned errorsBefore = diags.errorCount();
+  runtime::Expected<formats::CheckpointDirectory> checkpoint =
+      formats::openCheckpointDirectory(path, sources, diags);
+  if (!checkpoint) {
+    // metadata.json's own diagnostics say it all.
+    if (diags.errorCount() == errorsBefore)
+      diags.error(SourceLocation{}, checkpoint.error().message)
+          .hint(checkpoint.error().hint);
+    return std::nullopt;
+  }
+  if (!checkpoint->descriptionFile.empty())
+    locatePath =
+        (std::filesystem::path(path) / checkpoint->descriptionFile).string();
+  return std::move(checkpoint->metadata);
+}
 
 /// Emits the requested stage into `text`; false if a stage failed.
 bool runStages(CompileOptions options, SourceManager &sources,
@@ -55,21 +86,29 @@ bool runStages(CompileOptions options, SourceManager &sources,
   }
 
   if (options.sourceMetadataPath.empty()) {
-    diags.error(SourceLocation{}, "--emit=expanded and later stages need the "
-                                  "source metadata")
-        .hint("pass --src=SOURCE_METADATA.json (aoa-metadata v1)");
+    diags
+        .error(SourceLocation{}, "--emit=expanded and later stages need the "
+                                 "source metadata")
+        .hint(
+            "pass --src=SOURCE_METADATA.json (aoa-metadata v1) or --src=DIR (a "
+            "checkpoint directory)");
     return false;
   }
   if (!options.queriesPath.empty() && options.emit != EmitKind::Mappings) {
     diags.error(SourceLocation{}, "--queries only applies to --emit=mappings");
     return false;
   }
-  std::optional<ShardMetadata> sourceMetadata =
-      loadShardMetadata(options.sourceMetadataPath, sources, diags);
+  // Diagnostics about a key point into the file that declares it: the
+  // metadata file, a checkpoint directory's metadata.json or index, or
+  // nothing (a scanned directory of safetensors files).
+  std::string sourceLocatePath;
+  std::string destinationLocatePath;
+  std::optional<ShardMetadata> sourceMetadata = loadMetadataArgument(
+      options.sourceMetadataPath, sources, diags, sourceLocatePath);
   std::optional<ShardMetadata> destinationMetadata;
   if (!options.destinationMetadataPath.empty())
-    destinationMetadata =
-        loadShardMetadata(options.destinationMetadataPath, sources, diags);
+    destinationMetadata = loadMetadataArgument(
+        options.destinationMetadataPath, sources, diags, destinationLocatePath);
   if (!sourceMetadata ||
       (!options.destinationMetadataPath.empty() && !destinationMetadata))
     return false;
@@ -96,8 +135,10 @@ bool runStages(CompileOptions options, SourceManager &sources,
   // a key reads the file again (once) to point at the key's declaration.
   std::map<std::string, std::optional<uint32_t>> metadataBuffers;
   state.locateMetadataKey = [&](bool destination, const std::string &key) {
-    const std::string &path = destination ? options.destinationMetadataPath
-                                          : options.sourceMetadataPath;
+    const std::string &path =
+        destination ? destinationLocatePath : sourceLocatePath;
+    if (path.empty())
+      return SourceLocation{};
     auto [it, inserted] = metadataBuffers.emplace(path, std::nullopt);
     if (inserted) {
       std::string text;

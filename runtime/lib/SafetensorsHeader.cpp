@@ -216,16 +216,18 @@ bool HeaderParser::parseMetadata(ondemand::value value) {
 bool HeaderParser::readExtents(ondemand::value value, const std::string &name,
                                std::string_view field,
                                std::vector<uint64_t> &out) {
-  Error wrong = failTensor(name, "'" + std::string(field) +
-                                     "' must be a list of non-negative "
-                                     "integers");
+  // The message is built only on failure: this runs twice per tensor.
+  auto wrong = [&] {
+    return failTensor(name, "'" + std::string(field) +
+                                "' must be a list of non-negative integers");
+  };
   ondemand::array array;
   if (simdjson::error_code code = value.get_array().get(array))
-    return rejectValue(code, std::move(wrong));
+    return rejectValue(code, wrong());
   for (auto element : array) {
     uint64_t number = 0;
     if (simdjson::error_code code = element.get_uint64().get(number))
-      return rejectValue(code, std::move(wrong));
+      return rejectValue(code, wrong());
     out.push_back(number);
   }
   return true;

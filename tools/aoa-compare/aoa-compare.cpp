@@ -1,11 +1,12 @@
 //===- aoa-compare.cpp - Compare two checkpoints key by key ---------------===//
 //
-// Parses flags, loads both checkpoints' metadata.json (MetadataLoader),
-// checks their files (CheckpointReader), compares them
+// Parses flags, opens both checkpoint directories (CheckpointDirectory.h:
+// metadata.json, or a scan of a Hugging Face or plain safetensors
+// directory), checks their files (CheckpointReader), compares them
 // (CheckpointComparison.h) and prints the report.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/frontend/MetadataLoader.h"
+#include "aoa/formats/CheckpointDirectory.h"
 #include "aoa/runtime/CheckpointComparison.h"
 #include "aoa/runtime/CheckpointReader.h"
 
@@ -13,7 +14,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <unistd.h>
@@ -66,8 +66,9 @@ int main(int argc, char **argv) {
   bool parsed = cl::ParseCommandLineOptions(
       argc, argv,
       "aoa-compare: compare two checkpoints key by key\n\n"
-      "  A and B are checkpoint directories, each with a metadata.json\n"
-      "  (aoa-metadata) naming its files; their layouts may differ. Reports\n"
+      "  A and B are checkpoint directories: aoa's output (metadata.json),\n"
+      "  Hugging Face directories or directories of *.safetensors files;\n"
+      "  their layouts may differ. Reports\n"
       "  keys present in only one, dtype and shape differences, and for\n"
       "  every other key the number of differing elements, the first one's\n"
       "  coordinates and both values, and the largest difference; also\n"
@@ -102,21 +103,20 @@ int main(int argc, char **argv) {
   readers.reserve(2);
   for (const std::string &directory :
        {firstDirectory.getValue(), secondDirectory.getValue()}) {
-    std::string metadataPath =
-        (std::filesystem::path(directory) / "metadata.json").string();
-    if (!std::filesystem::exists(metadataPath))
-      return fail(Error{directory + " has no metadata.json",
-                        "pass checkpoint directories, as written by "
-                        "aoa-shard or aoa-run"});
-    std::optional<aoa::ShardMetadata> metadata =
-        aoa::loadShardMetadata(metadataPath, sources, diags);
-    if (!metadata) {
+    // The files are checked below, with the reader's messages.
+    aoa::formats::OpenCheckpointOptions open;
+    open.checkFiles = false;
+    aoa::runtime::Expected<aoa::formats::CheckpointDirectory> checkpoint =
+        aoa::formats::openCheckpointDirectory(directory, sources, diags, open);
+    if (!checkpoint) {
+      if (!diags.hadErrors())
+        return fail(checkpoint.error());
       std::cerr << diags.errorCount()
                 << (diags.errorCount() == 1 ? " error" : " errors")
                 << " generated.\n";
       return kFailed;
     }
-    readers.emplace_back(directory, std::move(*metadata));
+    readers.emplace_back(directory, std::move(checkpoint->metadata));
     std::vector<Error> problems = readers.back().validate();
     for (const Error &problem : problems)
       (void)fail(problem);

@@ -59,15 +59,19 @@ static cl::opt<bool> reverseFlag(
     cl::cat(category));
 
 static cl::opt<std::string> sourceMetadata(
-    "src", cl::desc("Shard metadata of the source checkpoint (aoa-metadata v1)"),
-    cl::value_desc("file"), cl::cat(category));
+    "src",
+    cl::desc("Shard metadata of the source checkpoint (aoa-metadata v1), or "
+             "the checkpoint's directory: aoa's output (metadata.json), a "
+             "Hugging Face directory or a directory of *.safetensors files"),
+    cl::value_desc("file|dir"), cl::cat(category));
 
 static cl::opt<std::string> destinationMetadata(
     "dst",
-    cl::desc("Shard metadata of the destination layout (aoa-metadata v1); "
-             "without it outputs are derived unsharded (one tensor per "
-             "output, rank 0, one file)"),
-    cl::value_desc("file"), cl::cat(category));
+    cl::desc("Shard metadata of the destination layout (aoa-metadata v1), "
+             "or a checkpoint directory whose layout to take; without it "
+             "outputs are derived unsharded (one tensor per output, rank 0, "
+             "one file)"),
+    cl::value_desc("file|dir"), cl::cat(category));
 
 static cl::opt<std::string> queriesPath(
     "queries",

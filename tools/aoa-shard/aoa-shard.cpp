@@ -1,10 +1,12 @@
 //===- aoa-shard.cpp - Write a checkpoint in a given layout ---------------===//
 //
 // Parses flags, loads the layout (MetadataLoader), picks the data source
-// (TensorSupplier.h: a checkpoint, a file of whole tensors, a synthetic
-// fill) and writes the checkpoint (ShardedCheckpointWriter.h).
+// (TensorSupplier.h: a checkpoint directory of any kind, opened with
+// CheckpointDirectory.h; a file of whole tensors; a synthetic fill) and
+// writes the checkpoint (ShardedCheckpointWriter.h).
 //
 //===----------------------------------------------------------------------===//
+#include "aoa/formats/CheckpointDirectory.h"
 #include "aoa/frontend/MetadataLoader.h"
 #include "aoa/runtime/CheckpointReader.h"
 #include "aoa/runtime/ShardedCheckpointWriter.h"
@@ -30,9 +32,10 @@ static cl::opt<std::string>
                cl::cat(category));
 static cl::opt<std::string> fromPath(
     "from",
-    cl::desc("Take the data from a checkpoint directory (with its "
-             "metadata.json) or from a safetensors file of whole tensors "
-             "named by their keys"),
+    cl::desc("Take the data from a checkpoint directory (aoa's output with "
+             "its metadata.json, a Hugging Face directory or a directory of "
+             "*.safetensors files) or from a safetensors file of whole "
+             "tensors named by their keys"),
     cl::value_desc("dir|file"), cl::cat(category));
 static cl::opt<std::string>
     fillSpec("fill",
@@ -117,17 +120,20 @@ int main(int argc, char **argv) {
       return fail(Error{"the output directory " + outputDirectory +
                             " is the source checkpoint's directory",
                         "write the new checkpoint into another directory"});
-    std::string metadataPath =
-        (fs::path(fromPath.getValue()) / "metadata.json").string();
-    if (!fs::exists(metadataPath))
-      return fail(Error{fromPath + " has no metadata.json",
-                        "--from takes a checkpoint directory (written by "
-                        "aoa-shard or aoa-run) or a safetensors file of "
-                        "whole tensors"});
-    std::optional<aoa::ShardMetadata> metadata = loadMetadata(metadataPath);
-    if (!metadata)
+    // The files are checked below, with the reader's messages.
+    aoa::formats::OpenCheckpointOptions open;
+    open.checkFiles = false;
+    aoa::runtime::Expected<aoa::formats::CheckpointDirectory> checkpoint =
+        aoa::formats::openCheckpointDirectory(fromPath, sources, diags, open);
+    if (!checkpoint) {
+      if (!diags.hadErrors())
+        return fail(checkpoint.error());
+      std::cerr << diags.errorCount()
+                << (diags.errorCount() == 1 ? " error" : " errors")
+                << " generated.\n";
       return 1;
-    source.emplace(fromPath, std::move(*metadata));
+    }
+    source.emplace(fromPath, std::move(checkpoint->metadata));
     std::vector<Error> problems = source->validate();
     for (size_t i = 0; i + 1 < problems.size(); ++i)
       (void)fail(problems[i]);

@@ -28,9 +28,12 @@ struct CompileOptions {
   bool reverse = false;
   /// Print diagnostics with ANSI colors.
   bool color = false;
-  /// Shard metadata of the source checkpoint (aoa-metadata v1).
+  /// Shard metadata of the source checkpoint (aoa-metadata v1), or the
+  /// checkpoint's directory (its metadata.json, or a Hugging Face or plain
+  /// safetensors directory, scanned: formats/CheckpointDirectory.h).
   std::string sourceMetadataPath;
-  /// Shard metadata of the destination layout; optional.
+  /// Shard metadata of the destination layout, or a directory as above;
+  /// optional.
   std::string destinationMetadataPath;
   /// Targets for --emit=mappings (`{"queries": [...]}`); empty: every
   /// destination shard.
