@@ -4,9 +4,14 @@
 #include "aoa/ir/ByteSize.h"
 
 #include "aoa/codegen/PlanSummary.h"
+#include "aoa/codegen/PlanVerifier.h"
 #include "aoa/codegen/PlanWriter.h"
 #include "aoa/driver/OutputFile.h"
+#include "aoa/driver/StatementOutputs.h"
 #include "aoa/formats/CheckpointDirectory.h"
+#include "aoa/formats/HuggingFaceShards.h"
+#include "aoa/frontend/LayoutSpecLoader.h"
+#include "aoa/ir/MetadataWriter.h"
 #include "aoa/frontend/ConfigLoader.h"
 #include "aoa/frontend/MetadataLoader.h"
 #include "aoa/frontend/Parser.h"
@@ -32,10 +37,10 @@ namespace {
 /// directory (formats/CheckpointDirectory.h: its metadata.json, or a scan of
 /// its safetensors files). `locatePath` is set to the file whose text names
 /// the keys (empty when there is none).
-std::optional<ShardMetadata> loadMetadataArgument(const std::string &path,
-                                                  SourceManager &sources,
-                                                  DiagnosticEngine &diags,
-                                                  std::string &locatePath) {
+std::optional<ShardMetadata>
+loadMetadataArgument(const std::string &path, SourceManager &sources,
+                     DiagnosticEngine &diags, std::string &locatePath,
+                     std::vector<std::string> *otherFiles = nullptr) {
   std::error_code ignored;
   if (!std::filesystem::is_directory(path, ignored)) {
     locatePath = path;
@@ -54,7 +59,51 @@ std::optional<ShardMetadata> loadMetadataArgument(const std::string &path,
   if (!checkpoint->descriptionFile.empty())
     locatePath =
         (std::filesystem::path(path) / checkpoint->descriptionFile).string();
+  if (otherFiles)
+    *otherFiles = std::move(checkpoint->otherFiles);
   return std::move(checkpoint->metadata);
+}
+
+/// --to-hf: the Hugging Face files the statements' outputs (stored whole)
+/// are packed into (CompilationState::layoutDerivedDestination).
+std::function<std::unique_ptr<ShardMetadata>(const ShardMetadata &)>
+huggingFaceLayoutMaker(const CompileOptions &options, DiagnosticEngine &diags) {
+  return [&options, &diags](const ShardMetadata &whole)
+             -> std::unique_ptr<ShardMetadata> {
+    formats::HuggingFaceShardOptions packing;
+    packing.maxShardSize = options.maxShardSize;
+    runtime::Expected<formats::HuggingFaceShards> shards =
+        formats::packHuggingFaceShards(whole, packing);
+    if (!shards) {
+      diags
+          .error(SourceLocation{}, "cannot lay out a Hugging Face directory: " +
+                                       shards.error().message)
+          .hint(shards.error().hint);
+      return nullptr;
+    }
+    return std::make_unique<ShardMetadata>(std::move(shards->layout));
+  };
+}
+
+/// --layout: the spec's rules placed over the statements' outputs. The
+/// outputs are derived first, as `aoa-layout SPEC --config` does, because
+/// the fused macros count the destination's shards: the layout must be
+/// known before they run, as with --dst.
+std::optional<ShardMetadata>
+layoutStatementOutputs(const CompileOptions &options, const ConfigFile &config,
+                       bool relayoutOnly, const ShardMetadata &source,
+                       SourceManager &sources, DiagnosticEngine &diags) {
+  std::optional<Program> program =
+      parseConfig(config, sources, diags, relayoutOnly);
+  if (!program)
+    return std::nullopt;
+  std::optional<ShardMetadata> outputs =
+      deriveStatementOutputs(std::move(*program), source,
+                             options.sourceMetadataPath, sources, diags);
+  if (!outputs)
+    return std::nullopt;
+  LayoutKeyList keys = layoutKeysOf(*outputs, "the statements' outputs");
+  return loadLayoutSpec(options.layoutSpecPath, sources, diags, &keys);
 }
 
 /// Emits the requested stage into `text`; false if a stage failed.
@@ -64,7 +113,9 @@ bool runStages(CompileOptions options, SourceManager &sources,
     options.emit = options.sourceMetadataPath.empty() ? EmitKind::Ast
                                                       : EmitKind::Plan;
   std::optional<ConfigFile> config =
-      loadConfigFile(options.configPath, sources, diags);
+      options.configPath.empty()
+          ? loadConfigText("(no statements).aoa", "", sources, diags)
+          : loadConfigFile(options.configPath, sources, diags);
   if (!config)
     return false;
   if (options.reverse)
@@ -103,23 +154,55 @@ bool runStages(CompileOptions options, SourceManager &sources,
   // nothing (a scanned directory of safetensors files).
   std::string sourceLocatePath;
   std::string destinationLocatePath;
+  bool derivedLayout =
+      !options.layoutSpecPath.empty() || options.toHuggingFace;
+  if (derivedLayout + !options.destinationMetadataPath.empty() > 1 ||
+      (!options.layoutSpecPath.empty() && options.toHuggingFace)) {
+    diags
+        .error(SourceLocation{}, "--dst, --layout and --to-hf each give the "
+                                 "destination layout; pass one of them")
+        .hint("--dst takes shard metadata, --layout a layout spec with rules "
+              "over the statements' outputs, --to-hf makes a Hugging Face "
+              "directory");
+    return false;
+  }
+  if (derivedLayout && options.emit != EmitKind::Plan) {
+    diags.error(SourceLocation{}, "--layout and --to-hf apply to plans "
+                                  "(--emit=plan)");
+    return false;
+  }
+  // A derived destination is this model re-laid out: the source
+  // directory's other files (config.json, tokenizer files) come along.
+  std::vector<std::string> otherFiles;
   std::optional<ShardMetadata> sourceMetadata = loadMetadataArgument(
-      options.sourceMetadataPath, sources, diags, sourceLocatePath);
+      options.sourceMetadataPath, sources, diags, sourceLocatePath,
+      derivedLayout ? &otherFiles : nullptr);
+  if (sourceMetadata && options.sourceMetadataOutput)
+    writeShardMetadata(*sourceMetadata, *options.sourceMetadataOutput);
+  if (!sourceMetadata)
+    return false;
   std::optional<ShardMetadata> destinationMetadata;
-  if (!options.destinationMetadataPath.empty())
+  std::string destinationName = options.destinationMetadataPath;
+  if (!options.destinationMetadataPath.empty()) {
     destinationMetadata = loadMetadataArgument(
         options.destinationMetadataPath, sources, diags, destinationLocatePath);
-  if (!sourceMetadata ||
-      (!options.destinationMetadataPath.empty() && !destinationMetadata))
-    return false;
+    if (!destinationMetadata)
+      return false;
+  } else if (!options.layoutSpecPath.empty()) {
+    destinationMetadata = layoutStatementOutputs(
+        options, *config, relayoutOnly, *sourceMetadata, sources, diags);
+    if (!destinationMetadata)
+      return false;
+    destinationName = options.layoutSpecPath;
+  }
 
   CompilationState state(sources, diags);
   state.program = std::move(*program);
   state.source =
       KeySpace(*sourceMetadata, "source", options.sourceMetadataPath);
   if (destinationMetadata)
-    state.destination = KeySpace(*destinationMetadata, "destination",
-                                 options.destinationMetadataPath);
+    state.destination =
+        KeySpace(*destinationMetadata, "destination", destinationName);
   if (!options.queriesPath.empty()) {
     std::optional<std::vector<TensorDesc>> queries =
         loadQueries(options.queriesPath, sources, diags,
@@ -131,6 +214,8 @@ bool runStages(CompileOptions options, SourceManager &sources,
   }
 
   state.memoryBudget = options.memoryBudget;
+  if (options.toHuggingFace)
+    state.layoutDerivedDestination = huggingFaceLayoutMaker(options, diags);
   // Metadata files are parsed without keeping their text; a diagnostic about
   // a key reads the file again (once) to point at the key's declaration.
   std::map<std::string, std::optional<uint32_t>> metadataBuffers;
@@ -189,6 +274,13 @@ bool runStages(CompileOptions options, SourceManager &sources,
   if (stage == PipelineStage::Plan) {
     // Dumps go to stderr, the plan to the output, the summary to stderr.
     if (!pm.run(state, instrumentation, err, err))
+      return false;
+    if (options.toHuggingFace)
+      state.plan.destinationFormat = plan::DestinationFormat::HuggingFace;
+    state.plan.copiedFiles = std::move(otherFiles);
+    // The plan aoa-run will read must pass aoa-run's verifier: reserved
+    // names, aliased paths, Hugging Face rules are refused here already.
+    if (!verifyPlan(state.plan, diags))
       return false;
     writePlanText(state.plan, text);
     printPlanSummary(state.plan, err, state.broadcastBytes);

@@ -23,8 +23,16 @@ deriveStatementOutputs(const std::string &configPath,
       parseConfig(*config, sources, diags, /*allowEmpty=*/true);
   if (!program)
     return std::nullopt;
+  return deriveStatementOutputs(std::move(*program), source, sourcePath,
+                                sources, diags);
+}
+
+std::optional<ShardMetadata>
+deriveStatementOutputs(Program program, const ShardMetadata &source,
+                       const std::string &sourcePath, SourceManager &sources,
+                       DiagnosticEngine &diags) {
   CompilationState state(sources, diags);
-  state.program = std::move(*program);
+  state.program = std::move(program);
   state.source = KeySpace(source, "source", sourcePath);
   PassManager pm;
   addPipeline(pm, PipelineStage::DerivedDestination);

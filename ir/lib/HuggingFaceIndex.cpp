@@ -1,5 +1,4 @@
 //===- HuggingFaceIndex.cpp -----------------------------------------------===//
-
 #include "aoa/ir/HuggingFaceIndex.h"
 
 #include <algorithm>
@@ -10,71 +9,110 @@ namespace aoa {
 namespace {
 
 void appendEscape(std::string &out, uint32_t unit) {
-  char buffer[8];
-  std::snprintf(buffer, sizeof buffer, "\\u%04x", unit);
-  out += buffer;
+  char text[8];
+  std::snprintf(text, sizeof(text), "\\u%04x", unsigned(unit));
+  out += text;
 }
 
-/// Appends `s` (UTF-8) as Python's json.dumps writes a str with
-/// ensure_ascii: short escapes for the usual control characters, \u00XX
-/// for the others, and every non-ASCII character as \uXXXX (UTF-16 units,
-/// so characters past U+FFFF become surrogate pairs). Bytes that are not
-/// UTF-8 are written as the code point of the byte.
-void appendPythonJsonString(std::string &out, const std::string &s) {
+/// Decodes one UTF-8 sequence at `text[i]`; advances `i`. A malformed
+/// sequence is one byte of U+FFFD.
+uint32_t decodeUtf8(std::string_view text, size_t &i) {
+  auto byte = [&](size_t at) { return static_cast<unsigned char>(text[at]); };
+  unsigned char lead = byte(i);
+  size_t length = lead < 0x80           ? 1
+                  : (lead >> 5) == 0x6  ? 2
+                  : (lead >> 4) == 0xE  ? 3
+                  : (lead >> 3) == 0x1E ? 4
+                                        : 0;
+  if (length == 1) {
+    ++i;
+    return lead;
+  }
+  if (length == 0 || i + length > text.size()) {
+    ++i;
+    return 0xFFFD;
+  }
+  uint32_t code = lead & (0x7F >> length);
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) {
+      ++i;
+      return 0xFFFD;
+    }
+    code = (code << 6) | (byte(i + k) & 0x3F);
+  }
+  static const uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code < kSmallest[length] || code > 0x10FFFF ||
+      (code >= 0xD800 && code <= 0xDFFF)) {
+    ++i;
+    return 0xFFFD;
+  }
+  i += length;
+  return code;
+}
+
+} // namespace
+
+void appendPythonJsonString(std::string &out, std::string_view text) {
   out += '"';
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20)
-          appendEscape(out, c);
-        else
-          out += static_cast<char>(c);
-      }
-      continue;
-    }
-    size_t length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-    uint32_t cp = length == 4 ? c & 0x07 : length == 3 ? c & 0x0F : c & 0x1F;
-    bool valid = length > 1 && i + length <= s.size();
-    for (size_t k = 1; valid && k < length; ++k) {
-      unsigned char next = static_cast<unsigned char>(s[i + k]);
-      valid = (next & 0xC0) == 0x80;
-      cp = (cp << 6) | (next & 0x3F);
-    }
-    if (!valid) {
-      appendEscape(out, c);
+  for (size_t i = 0; i < text.size();) {
+    char c = text[i];
+    switch (c) {
+    case '"':
+      out += "\\\"";
       ++i;
       continue;
+    case '\\':
+      out += "\\\\";
+      ++i;
+      continue;
+    case '\b':
+      out += "\\b";
+      ++i;
+      continue;
+    case '\f':
+      out += "\\f";
+      ++i;
+      continue;
+    case '\n':
+      out += "\\n";
+      ++i;
+      continue;
+    case '\r':
+      out += "\\r";
+      ++i;
+      continue;
+    case '\t':
+      out += "\\t";
+      ++i;
+      continue;
+    default:
+      break;
     }
-    i += length;
-    if (cp >= 0x10000) {
-      cp -= 0x10000;
-      appendEscape(out, 0xD800 + (cp >> 10));
-      appendEscape(out, 0xDC00 + (cp & 0x3FF));
+    // Python escapes everything outside ' ' .. '~' (ensure_ascii).
+    if (c >= ' ' && c <= '~') {
+      out += c;
+      ++i;
+      continue;
+    }
+    uint32_t code = decodeUtf8(text, i);
+    if (code >= 0x10000) {
+      code -= 0x10000;
+      appendEscape(out, 0xD800 + (code >> 10));
+      appendEscape(out, 0xDC00 + (code & 0x3FF));
     } else {
-      appendEscape(out, cp);
+      appendEscape(out, code);
     }
   }
   out += '"';
 }
 
-} // namespace
-
 std::string
 formatHuggingFaceIndex(std::vector<std::pair<std::string, std::string>> weightMap,
                        uint64_t totalSize) {
   // std::string orders by bytes, which for UTF-8 is code point order, as
-  // Python's sort_keys.
-  std::sort(weightMap.begin(), weightMap.end());
+  // Python's sort_keys; an index built in key order is not sorted again.
+  if (!std::is_sorted(weightMap.begin(), weightMap.end()))
+    std::sort(weightMap.begin(), weightMap.end());
   std::string out = "{\n  \"metadata\": {\n    \"total_size\": " +
                     std::to_string(totalSize) + "\n  },\n  \"weight_map\": {";
   for (size_t i = 0; i < weightMap.size(); ++i) {

@@ -9,9 +9,10 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <algorithm>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
-#include <vector>
 
 namespace aoa::runtime {
 
@@ -112,30 +113,37 @@ Status copyFileAtomically(const std::string &from, const std::string &to) {
     int error = errno;
     return Error{"cannot open " + quoteName(from) + " to copy it: " +
                      errnoText(error),
+                 error == ENOENT ? "the file (or the target of its symbolic "
+                                   "link) is missing; fetch it again"
+                                 : kSystemErrorHint};
+  }
+  struct stat status;
+  if (::fstat(source.get(), &status) != 0) {
+    int error = errno;
+    return Error{"cannot stat " + quoteName(from) + ": " + errnoText(error),
                  kSystemErrorHint};
   }
+  if (!S_ISREG(status.st_mode))
+    return Error{"cannot copy " + quoteName(from) + ": not a regular file",
+                 "only regular files (or links to them) are copied"};
+  uint64_t size = uint64_t(status.st_size);
   return writeAtomicallyWith(
       to, [&](int fd, const std::string &temporary) -> Status {
-        std::vector<char> buffer(1 << 20);
-        for (;;) {
-          ssize_t n = ::read(source.get(), buffer.data(), buffer.size());
-          if (n < 0 && errno == EINTR)
-            continue;
-          if (n < 0) {
-            int error = errno;
-            return Error{"reading " + quoteName(from) +
-                             " failed: " + errnoText(error),
-                         kSystemErrorHint};
-          }
-          if (n == 0)
-            return Status();
-          if (!writeAll(fd, buffer.data(), size_t(n))) {
-            int error = errno;
-            return Error{"writing " + quoteName(temporary) +
-                             " failed: " + errnoText(error),
-                         writeFailureHint(error)};
-          }
+        for (uint64_t done = 0; done < size;) {
+          size_t piece = size_t(std::min<uint64_t>(size - done, 1ull << 30));
+          TransferResult moved = copyAt(source.get(), done, fd, done, piece);
+          if (moved.error)
+            return Error{"copying " + quoteName(from) + " to " +
+                             quoteName(temporary) +
+                             " failed: " + errnoText(moved.error),
+                         writeFailureHint(moved.error)};
+          if (moved.bytes == 0)
+            return Error{quoteName(from) +
+                             " became shorter while it was copied",
+                         "copy it again when nothing else writes to it"};
+          done += moved.bytes;
         }
+        return Status();
       });
 }
 

@@ -20,7 +20,8 @@ inputs = os.path.join(config.test_source_root, "Inputs")
 examples = lit_config.params.get(
     "examples_dir", os.path.join(config.test_source_root, "..", "..", "examples"))
 
-for tool in ["aoa-compile", "aoa-run", "aoa-layout", "aoa-shard", "aoa-compare"]:
+for tool in ["aoa-compile", "aoa-run", "aoa-layout", "aoa-shard", "aoa-compare",
+             "aoa-scan", "aoa-convert"]:
     config.substitutions.append(("%" + tool, os.path.join(bin_dir, tool)))
 config.substitutions.append(("%examples", examples))
 config.substitutions.append(("%inputs", inputs))
@@ -33,6 +34,10 @@ config.substitutions.append(("%make-metadata", sys.executable + " " + os.path.jo
 # any failure; aoa-compare's 1, "different", is not its 2, "error").
 config.substitutions.append(("%exit", sys.executable + " " + os.path.join(inputs, "exit_status.py")))
 config.substitutions.append(("%python", sys.executable))
+# The README's model: a Hugging Face-style Llama directory written by the
+# standard library alone (scripts/make-hf-model.py), independent of aoa.
+config.substitutions.append(("%make-hf-model", sys.executable + " " + os.path.join(
+    config.test_source_root, "..", "..", "scripts", "make-hf-model.py")))
 
 llvm_tools_dir = lit_config.params.get("llvm_tools_dir", "/usr/lib/llvm-14/bin")
 config.environment["PATH"] = os.pathsep.join(

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/formats/CheckpointDirectory.h"
-#include "aoa/formats/CopyFiles.h"
+#include "aoa/runtime/AtomicFile.h"
 #include "aoa/formats/DirectoryScan.h"
 
 #include "ScratchDirectory.h"
@@ -162,6 +162,9 @@ TEST(CheckpointDirectoryTest, NoCheckpoint) {
             dir.file("absent") + ": No such file or directory");
 }
 
+// The other files of a Hugging Face directory (config.json, tokenizer
+// files) are copied by aoa-run's install (runtime/AtomicFile.h); a Hub
+// snapshot holds them as links into ../../blobs.
 TEST(CheckpointDirectoryTest, CopiesFilesThroughLinks) {
   ScratchDirectory from;
   ScratchDirectory to;
@@ -170,40 +173,35 @@ TEST(CheckpointDirectoryTest, CopiesFilesThroughLinks) {
     bytes += static_cast<char>(i * 7 + i / 256);
   writeWholeFile(from.file("blob"), bytes);
   ASSERT_EQ(::symlink("blob", from.file("tokenizer.json").c_str()), 0);
-  writeWholeFile(from.file("config.json"), "{\"a\": 1}\n");
-  Status copied = copyFilesAtomically(
-      from.path(), {"config.json", "tokenizer.json"}, to.path());
+  Status copied = runtime::copyFileAtomically(from.file("tokenizer.json"),
+                                              to.file("tokenizer.json"));
   ASSERT_TRUE(copied.ok()) << copied.error().toString();
-  EXPECT_THAT(to.list(), ElementsAre("config.json", "tokenizer.json"));
+  EXPECT_THAT(to.list(), ElementsAre("tokenizer.json"));
   EXPECT_EQ(readWholeFile(to.file("tokenizer.json")), bytes);
-  EXPECT_EQ(readWholeFile(to.file("config.json")), "{\"a\": 1}\n");
-
-  // Existing files are kept unless overwrite is asked for.
+  // A copy replaces what is there, whole.
   writeWholeFile(from.file("config.json"), "{\"a\": 2}\n");
-  copied = copyFilesAtomically(from.path(), {"config.json"}, to.path());
-  ASSERT_FALSE(copied.ok());
-  EXPECT_EQ(copied.error().message,
-            to.file("config.json") + ": already exists");
-  EXPECT_EQ(readWholeFile(to.file("config.json")), "{\"a\": 1}\n");
-  copied = copyFilesAtomically(from.path(), {"config.json"}, to.path(), true);
-  ASSERT_TRUE(copied.ok());
+  writeWholeFile(to.file("config.json"), "{\"a\": 1, \"longer\": true}\n");
+  copied = runtime::copyFileAtomically(from.file("config.json"),
+                                       to.file("config.json"));
+  ASSERT_TRUE(copied.ok()) << copied.error().toString();
   EXPECT_EQ(readWholeFile(to.file("config.json")), "{\"a\": 2}\n");
 }
 
-TEST(CheckpointDirectoryTest, AFailedCopyTakesBackWhatItCreated) {
+TEST(CheckpointDirectoryTest, AFailedCopyLeavesNothing) {
   ScratchDirectory from;
   ScratchDirectory to;
-  writeWholeFile(from.file("a.json"), "a");
   ASSERT_EQ(::symlink("nowhere", from.file("b.json").c_str()), 0);
   Status copied =
-      copyFilesAtomically(from.path(), {"a.json", "b.json"}, to.path());
+      runtime::copyFileAtomically(from.file("b.json"), to.file("b.json"));
   ASSERT_FALSE(copied.ok());
   EXPECT_THAT(copied.error().message,
-              HasSubstr("b.json: cannot open: No such file or directory"));
-  EXPECT_TRUE(to.list().empty());
-  copied = copyFilesAtomically(from.path(), {"../a.json"}, to.path());
+              HasSubstr("b.json' to copy it: No such file or directory"));
+  EXPECT_THAT(copied.error().hint, HasSubstr("missing"));
+  ASSERT_EQ(::mkdir(from.file("dir").c_str(), 0777), 0);
+  copied = runtime::copyFileAtomically(from.file("dir"), to.file("dir"));
   ASSERT_FALSE(copied.ok());
-  EXPECT_THAT(copied.error().message, HasSubstr("not a plain file name"));
+  EXPECT_THAT(copied.error().message, HasSubstr("not a regular file"));
+  EXPECT_TRUE(to.list().empty());
 }
 
 } // namespace

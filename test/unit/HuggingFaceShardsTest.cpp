@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/formats/HuggingFaceShards.h"
 #include "aoa/formats/SafetensorsIndex.h"
+#include "aoa/ir/HuggingFaceIndex.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/driver/CompileDriver.h"
+#include "aoa/formats/ShardSize.h"
 #include "aoa/ir/ByteSize.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -73,6 +74,27 @@ static cl::opt<std::string> destinationMetadata(
              "one file)"),
     cl::value_desc("file|dir"), cl::cat(category));
 
+static cl::opt<std::string> layoutSpec(
+    "layout",
+    cl::desc("Instead of --dst: an aoa-layout spec whose rules place the "
+             "statements' outputs by key pattern (docs/layouts.md)"),
+    cl::value_desc("spec"), cl::cat(category));
+
+static cl::opt<bool> toHuggingFace(
+    "to-hf",
+    cl::desc("Instead of --dst: write a Hugging Face directory (every output "
+             "whole, model-0000K-of-0000N.safetensors up to "
+             "--max-shard-size, model.safetensors.index.json; with --src "
+             "DIR, its other files such as config.json are copied)"),
+    cl::cat(category));
+
+static cl::opt<std::string> maxShardSize(
+    "max-shard-size",
+    cl::desc("With --to-hf: the most tensor bytes per file, as Hugging Face "
+             "spells sizes (5GB = 5*10^9 bytes, 5GiB = 5*2^30, 100MB, 40KB; "
+             "default 5GB)"),
+    cl::value_desc("size"), cl::cat(category));
+
 static cl::opt<std::string> queriesPath(
     "queries",
     cl::desc("With --emit=mappings: answer the targets of <file> "
@@ -122,6 +144,26 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.memoryBudget = *budget;
+  if (!maxShardSize.empty()) {
+    if (!toHuggingFace) {
+      errs() << "aoa-compile: error: --max-shard-size applies only with "
+                "--to-hf\nhint: add --to-hf, or drop --max-shard-size\n";
+      return 1;
+    }
+    aoa::runtime::Expected<uint64_t> size =
+        aoa::formats::parseShardSize(maxShardSize);
+    if (!size || *size == 0) {
+      errs() << "aoa-compile: error: --max-shard-size="
+             << (size ? std::string(maxShardSize) + " is zero"
+                      : size.error().message)
+             << "\nhint: write a size as Hugging Face does, e.g. 5GB (5*10^9 "
+                "bytes), 5GiB, 100MB or 40KB\n";
+      return 1;
+    }
+    options.maxShardSize = *size;
+  }
+  options.layoutSpecPath = layoutSpec;
+  options.toHuggingFace = toHuggingFace;
   options.configPath = configPath;
   options.emit = emit;
   options.outputPath = outputPath;

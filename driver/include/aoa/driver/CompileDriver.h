@@ -19,6 +19,8 @@ namespace aoa {
 enum class EmitKind { Default, Tokens, Ast, Expanded, Ir, Mappings, Plan };
 
 struct CompileOptions {
+  /// JSON or .aoa statements; empty: no statements (with --src, every key
+  /// is kept: a pure re-layout).
   std::string configPath;
   /// Default: the plan when source metadata is given, else the AST.
   EmitKind emit = EmitKind::Default;
@@ -35,6 +37,16 @@ struct CompileOptions {
   /// Shard metadata of the destination layout, or a directory as above;
   /// optional.
   std::string destinationMetadataPath;
+  /// Instead of --dst: a layout spec whose rules place the statements'
+  /// outputs (docs/layouts.md) ...
+  std::string layoutSpecPath;
+  /// ... or a Hugging Face directory (plan format "huggingface"): the
+  /// outputs packed into files of at most maxShardSize bytes.
+  bool toHuggingFace = false;
+  uint64_t maxShardSize = 5000000000ULL;
+  /// Where to write the source metadata as loaded or scanned (aoa-metadata
+  /// v1), when set; aoa-convert keeps it beside the plan.
+  std::ostream *sourceMetadataOutput = nullptr;
   /// Targets for --emit=mappings (`{"queries": [...]}`); empty: every
   /// destination shard.
   std::string queriesPath;

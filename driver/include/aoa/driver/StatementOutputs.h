@@ -9,6 +9,7 @@
 #ifndef AOA_DRIVER_STATEMENTOUTPUTS_H
 #define AOA_DRIVER_STATEMENTOUTPUTS_H
 
+#include "aoa/ir/AST.h"
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/ShardMetadata.h"
 
@@ -25,6 +26,13 @@ namespace aoa {
 std::optional<ShardMetadata>
 deriveStatementOutputs(const std::string &configPath,
                        const ShardMetadata &source,
+                       const std::string &sourcePath, SourceManager &sources,
+                       DiagnosticEngine &diags);
+
+/// The same for statements already parsed (aoa-compile --layout parses
+/// its config once more for this).
+std::optional<ShardMetadata>
+deriveStatementOutputs(Program program, const ShardMetadata &source,
                        const std::string &sourcePath, SourceManager &sources,
                        DiagnosticEngine &diags);
 

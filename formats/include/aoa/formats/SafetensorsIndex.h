@@ -68,15 +68,10 @@ parseSafetensorsIndex(std::string_view text, std::string_view fileName);
 /// The index of `layout` as transformers writes it: weight_map from every
 /// key to its file, metadata.total_size the sum of the tensors' bytes.
 /// Every tensor must be stored whole, once, under its key (a Hugging Face
-/// layout: HuggingFaceShards.h).
+/// layout: HuggingFaceShards.h). The text is ir's formatHuggingFaceIndex,
+/// which aoa-run also writes (ir/HuggingFaceIndex.h).
 runtime::Expected<std::string>
 formatSafetensorsIndex(const ShardMetadata &layout);
-
-/// Appends `text` (UTF-8) as a JSON string the way Python's json.dumps
-/// writes it by default: `"` `\` and \b \f \n \r \t escaped, other control
-/// characters and everything outside printable ASCII as \uXXXX (lowercase
-/// hex, surrogate pairs above U+FFFF; a byte that is not UTF-8 as U+FFFD).
-void appendPythonJsonString(std::string &out, std::string_view text);
 
 } // namespace aoa::formats
 

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,12 @@ namespace aoa {
 std::string
 formatHuggingFaceIndex(std::vector<std::pair<std::string, std::string>> weightMap,
                        uint64_t totalSize);
+
+/// Appends `text` (UTF-8) as Python's json.dumps writes a str with
+/// ensure_ascii: short escapes for \" \\ \b \f \n \r \t, everything
+/// outside ' ' .. '~' as \uXXXX (UTF-16 units: characters past U+FFFF as
+/// surrogate pairs); a malformed UTF-8 byte is written as U+FFFD.
+void appendPythonJsonString(std::string &out, std::string_view text);
 
 } // namespace aoa
 
