@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine, builds aoa, and runs it on the bundled
-# examples: each config is parsed; then a small Llama-like checkpoint (TP2,
-# fused gate/up FFN, optimizer states) is generated, converted to TP4 with
-# examples/llama_fused_ffn.json, verified against its hashes, and converted
-# back to TP2 to check that the original bytes come back.
+# examples: each config is parsed; then a small Hugging Face-style Llama
+# directory (config.json, index, several bfloat16 shards, tokenizer files)
+# is generated, converted to TP4 with fused QKV and gate/up by aoa-convert,
+# verified against its hashes, and converted back to a Hugging Face
+# directory whose tensors and files must equal the original's.
 # Usage: bash scripts/quickstart.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,19 +23,22 @@ out_dir="$build_dir/quickstart"
 rm -rf "$out_dir"
 mkdir -p "$out_dir"
 bin="$build_dir/bin"
-echo "== aoa-layout: Llama TP2 and TP4 layouts (4 layers, fused gate/up FFN, optimizer states)"
-"$bin/aoa-layout" examples/layouts/llama_tp2.json -o "$out_dir/llama_tp2.json"
-"$bin/aoa-layout" examples/layouts/llama_tp4.json -o "$out_dir/llama_tp4.json"
-echo "== aoa-shard: a TP2 checkpoint with deterministic random weights"
-"$bin/aoa-shard" "$out_dir/llama_tp2.json" --fill=random:1 -o "$out_dir/tp2"
-echo "== aoa-compile examples/llama_fused_ffn.json: TP2 -> TP4 transfer plan"
-"$bin/aoa-compile" examples/llama_fused_ffn.json \
-  --src "$out_dir/llama_tp2.json" --dst "$out_dir/llama_tp4.json" -o "$out_dir/tp2_to_tp4.plan"
-echo "== aoa-run: convert, then re-read every file and check its hashes"
-"$bin/aoa-run" "$out_dir/tp2_to_tp4.plan" --src-dir "$out_dir/tp2" --dst-dir "$out_dir/tp4" --verify
-echo "== check: the reverse conversion (TP4 -> TP2) gives back the original checkpoint"
-"$bin/aoa-compile" examples/llama_fused_ffn.json --reverse \
-  --src "$out_dir/tp4/metadata.json" --dst "$out_dir/llama_tp2.json" -o "$out_dir/tp4_to_tp2.plan" 2> /dev/null
-"$bin/aoa-run" "$out_dir/tp4_to_tp2.plan" --src-dir "$out_dir/tp4" --dst-dir "$out_dir/tp2_again" --progress=none
-"$bin/aoa-compare" "$out_dir/tp2" "$out_dir/tp2_again"
-echo "converted checkpoint: $out_dir/tp4 ($(ls "$out_dir/tp4" | wc -l) files)"
+config=examples/hf_llama_fused_qkv_ffn.aoa
+echo "== a Hugging Face-style Llama-like model: 4 layers, 32 query / 8 KV heads, bfloat16, several shards + index"
+python3 scripts/make-hf-model.py "$out_dir/hf" --heads 32 --kv-heads 8
+echo "== aoa-scan: what aoa sees in it (headers only)"
+"$bin/aoa-scan" "$out_dir/hf" -o "$out_dir/hf.metadata.json"
+echo "== aoa-convert: Hugging Face -> TP4 with fused QKV (GQA) and fused gate/up ($config,"
+echo "   examples/layouts/hf_llama_fused_tp4.json: column-parallel qkv/gate_up, row-parallel o/down)"
+"$bin/aoa-convert" "$out_dir/hf" "$out_dir/tp4" --config "$config" \
+  --layout examples/layouts/hf_llama_fused_tp4.json --verify
+echo "== aoa-convert --reverse --to-hf: TP4 -> a Hugging Face directory again (files of at most 1MB)"
+"$bin/aoa-convert" "$out_dir/tp4" "$out_dir/hf_again" --config "$config" --reverse --to-hf \
+  --max-shard-size 1MB --verify
+echo "== check: every tensor of the round trip equals the original; config and tokenizer files came along"
+"$bin/aoa-compare" "$out_dir/hf" "$out_dir/hf_again"
+for file in config.json generation_config.json tokenizer.json tokenizer_config.json; do
+  cmp "$out_dir/hf/$file" "$out_dir/hf_again/$file"
+done
+echo "TP4 checkpoint: $out_dir/tp4 ($(ls "$out_dir/tp4" | wc -l) files; plan in $out_dir/tp4/.aoa)"
+echo "Hugging Face directory: $out_dir/hf_again ($(ls "$out_dir/hf_again" | wc -l) files)"
