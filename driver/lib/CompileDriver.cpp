@@ -6,6 +6,7 @@
 #include "aoa/codegen/PlanSummary.h"
 #include "aoa/codegen/PlanVerifier.h"
 #include "aoa/codegen/PlanWriter.h"
+#include "aoa/driver/MetadataArgument.h"
 #include "aoa/driver/OutputFile.h"
 #include "aoa/driver/StatementOutputs.h"
 #include "aoa/formats/CheckpointDirectory.h"
@@ -32,37 +33,6 @@
 namespace aoa {
 
 namespace {
-
-/// Loads --src / --dst: a metadata file (aoa-metadata v1), or a checkpoint
-/// directory (formats/CheckpointDirectory.h: its metadata.json, or a scan of
-/// its safetensors files). `locatePath` is set to the file whose text names
-/// the keys (empty when there is none).
-std::optional<ShardMetadata>
-loadMetadataArgument(const std::string &path, SourceManager &sources,
-                     DiagnosticEngine &diags, std::string &locatePath,
-                     std::vector<std::string> *otherFiles = nullptr) {
-  std::error_code ignored;
-  if (!std::filesystem::is_directory(path, ignored)) {
-    locatePath = path;
-    return loadShardMetadata(path, sources, diags);
-  }
-  unsigned errorsBefore = diags.errorCount();
-  runtime::Expected<formats::CheckpointDirectory> checkpoint =
-      formats::openCheckpointDirectory(path, sources, diags);
-  if (!checkpoint) {
-    // metadata.json's own diagnostics say it all.
-    if (diags.errorCount() == errorsBefore)
-      diags.error(SourceLocation{}, checkpoint.error().message)
-          .hint(checkpoint.error().hint);
-    return std::nullopt;
-  }
-  if (!checkpoint->descriptionFile.empty())
-    locatePath =
-        (std::filesystem::path(path) / checkpoint->descriptionFile).string();
-  if (otherFiles)
-    *otherFiles = std::move(checkpoint->otherFiles);
-  return std::move(checkpoint->metadata);
-}
 
 /// --to-hf: the Hugging Face files the statements' outputs (stored whole)
 /// are packed into (CompilationState::layoutDerivedDestination).

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/driver/OutputFile.h"
+#include "aoa/driver/MetadataArgument.h"
 #include "aoa/driver/StatementOutputs.h"
 #include "aoa/frontend/LayoutSpecLoader.h"
 #include "aoa/frontend/MetadataLoader.h"
@@ -33,8 +34,9 @@ static cl::opt<std::string> outputPath(
 static cl::opt<std::string> sourcePath(
     "src",
     cl::desc("The keys to place (with dtypes and shapes): shard metadata "
-             "(aoa-metadata v1) of a checkpoint"),
-    cl::value_desc("metadata.json"), cl::cat(category));
+             "(aoa-metadata v1) of a checkpoint, or its directory (a Hugging "
+             "Face directory, *.safetensors files, aoa's output)"),
+    cl::value_desc("file|dir"), cl::cat(category));
 
 static cl::opt<std::string> configPath(
     "config",
@@ -45,8 +47,9 @@ static cl::opt<std::string> configPath(
 /// The key list --src and --config describe; nullopt after errors.
 static std::optional<aoa::LayoutKeyList>
 loadKeyList(aoa::SourceManager &sources, aoa::DiagnosticEngine &diags) {
+  std::string locatePath;
   std::optional<aoa::ShardMetadata> source =
-      aoa::loadShardMetadata(sourcePath, sources, diags);
+      aoa::loadMetadataArgument(sourcePath, sources, diags, locatePath);
   if (!source)
     return std::nullopt;
   if (configPath.empty())
@@ -65,7 +68,7 @@ int main(int argc, char **argv) {
       argc, argv,
       "aoa-layout: shard metadata from a device mesh and tensor placements\n\n"
       "  aoa-layout SPEC [-o OUT]\n"
-      "  aoa-layout SPEC --src METADATA [--config STATEMENTS] [-o OUT]\n\n"
+      "  aoa-layout SPEC --src METADATA|DIR [--config STATEMENTS] [-o OUT]\n\n"
       "  Reads a layout spec ({\"format\": \"aoa-layout\", \"version\": 1,\n"
       "  \"mesh\": ..., \"tensors\": ..., \"rules\": ...}; see "
       "docs/layouts.md),\n"
