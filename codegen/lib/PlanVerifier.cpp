@@ -16,9 +16,12 @@
 #include "TransformTypes.h"
 
 #include "aoa/ir/ShardMetadata.h"
+#include "aoa/ir/Utf8.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 namespace aoa {
@@ -221,12 +224,18 @@ private:
                   " directory");
         continue;
       }
-      if (destination && escapesDirectory(f.path))
+      if (std::string why = unusableText(f.path, true); !why.empty())
         error(site(kind, i, Field::Path),
-              "destination file " + quote(f.path) +
-                  " is not inside the destination directory")
-            .hint("destination paths are relative and have no '..' "
-                  "components");
+              std::string(side) + " file " + quote(f.path) + " " + why)
+            .hint("file paths are UTF-8 without control characters");
+      else if (escapesDirectory(f.path))
+        error(site(kind, i, Field::Path),
+              std::string(side) + " file " + quote(f.path) +
+                  " is not inside the " + side + " directory")
+            .hint(std::string(side) +
+                  " paths are relative and have no '..' components (a "
+                  "source file may be a symbolic link that points "
+                  "elsewhere; its name may not)");
       else if (destination && isReservedName(f.path))
         error(site(kind, i, Field::Path),
               "destination file " + quote(f.path) +
@@ -243,6 +252,23 @@ private:
         diag.hint("list each file once and refer to it by its id");
       }
     }
+  }
+
+  /// What makes `text` unusable as a name in metadata.json (not UTF-8) or,
+  /// for a path, in a file system call (a control character: a NUL would
+  /// cut the path short); empty when it is fine.
+  static std::string unusableText(std::string_view text, bool path) {
+    if (!isValidUtf8(text))
+      return "is not valid UTF-8";
+    if (path)
+      for (char c : text)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          char code[8];
+          std::snprintf(code, sizeof code, "0x%02x",
+                        unsigned(static_cast<unsigned char>(c)));
+          return std::string("contains the control character ") + code;
+        }
+    return "";
   }
 
   /// `path` with empty and `.` components dropped (`a//./b` is `a/b`).
@@ -315,6 +341,17 @@ private:
     for (uint32_t i = 0; i < tensors.size() && !errors_.stopped(); ++i) {
       const plan::StoredTensor &t = tensors[i];
       bool ok = true;
+      for (auto [text, field, what] :
+           {std::tuple(std::string_view(t.name), Field::Name, "name"),
+            std::tuple(std::string_view(t.key), Field::Whole, "key")})
+        if (std::string why = unusableText(text, false); !why.empty()) {
+          error(site(kind, i, field), std::string(side) + " tensor " +
+                                          std::to_string(i) + ": its " +
+                                          what + " " + why)
+              .hint("names and keys are UTF-8, as metadata.json and "
+                    "safetensors headers require");
+          ok = false;
+        }
       if (t.file >= files.size()) {
         error(site(kind, i, Field::File),
               std::string(side) + " tensor " + std::to_string(i) + " names " +
@@ -424,6 +461,11 @@ private:
          ++i) {
       const std::string &path = plan_.copiedFiles[i];
       PlanSite where = site(Kind::CopyFile, i, Field::Path);
+      if (std::string why = unusableText(path, true); !why.empty()) {
+        error(where, "copied file " + quote(path) + " " + why)
+            .hint("file paths are UTF-8 without control characters");
+        continue;
+      }
       if (path.empty() || escapesDirectory(path)) {
         error(where, "copied file " + quote(path) +
                          " is not a path inside the source and destination "

@@ -1,6 +1,8 @@
 //===- HuggingFaceIndex.cpp -----------------------------------------------===//
 #include "aoa/ir/HuggingFaceIndex.h"
 
+#include "aoa/ir/Utf8.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -12,42 +14,6 @@ void appendEscape(std::string &out, uint32_t unit) {
   char text[8];
   std::snprintf(text, sizeof(text), "\\u%04x", unsigned(unit));
   out += text;
-}
-
-/// Decodes one UTF-8 sequence at `text[i]`; advances `i`. A malformed
-/// sequence is one byte of U+FFFD.
-uint32_t decodeUtf8(std::string_view text, size_t &i) {
-  auto byte = [&](size_t at) { return static_cast<unsigned char>(text[at]); };
-  unsigned char lead = byte(i);
-  size_t length = lead < 0x80           ? 1
-                  : (lead >> 5) == 0x6  ? 2
-                  : (lead >> 4) == 0xE  ? 3
-                  : (lead >> 3) == 0x1E ? 4
-                                        : 0;
-  if (length == 1) {
-    ++i;
-    return lead;
-  }
-  if (length == 0 || i + length > text.size()) {
-    ++i;
-    return 0xFFFD;
-  }
-  uint32_t code = lead & (0x7F >> length);
-  for (size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) {
-      ++i;
-      return 0xFFFD;
-    }
-    code = (code << 6) | (byte(i + k) & 0x3F);
-  }
-  static const uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (code < kSmallest[length] || code > 0x10FFFF ||
-      (code >= 0xD800 && code <= 0xDFFF)) {
-    ++i;
-    return 0xFFFD;
-  }
-  i += length;
-  return code;
 }
 
 } // namespace
@@ -94,7 +60,7 @@ void appendPythonJsonString(std::string &out, std::string_view text) {
       ++i;
       continue;
     }
-    uint32_t code = decodeUtf8(text, i);
+    uint32_t code = decodeUtf8(text, i).value_or(0xFFFD);
     if (code >= 0x10000) {
       code -= 0x10000;
       appendEscape(out, 0xD800 + (code >> 10));

@@ -1,7 +1,9 @@
 //===- ThreadPool.cpp -----------------------------------------------------===//
 #include "aoa/runtime/ThreadPool.h"
 
+#include <algorithm>
 #include <atomic>
+#include <system_error>
 #include <optional>
 
 namespace aoa::runtime {
@@ -17,10 +19,17 @@ struct ThreadPool::Job {
 };
 
 ThreadPool::ThreadPool(unsigned threads) {
-  unsigned workers = threads > 1 ? threads - 1 : 0;
+  unsigned workers = std::min(threads > 1 ? threads - 1 : 0, kMaxThreads - 1);
   workers_.reserve(workers);
-  for (unsigned i = 0; i < workers; ++i)
-    workers_.emplace_back([this] { workerLoop(); });
+  // The system may refuse threads (limits, memory): the pool then works
+  // with those it got; the calling thread always takes part.
+  for (unsigned i = 0; i < workers; ++i) {
+    try {
+      workers_.emplace_back([this] { workerLoop(); });
+    } catch (const std::system_error &) {
+      break;
+    }
+  }
 }
 
 ThreadPool::~ThreadPool() {

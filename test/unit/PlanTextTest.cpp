@@ -1149,3 +1149,27 @@ TEST(PlanTextVerifyTest, ReservedAndAliasedDestinationNames) {
                              "\"./config.json\"",
                              "copied file './config.json' is listed twice", 0);
 }
+
+// Issue: a source file '../x' was read from outside --src-dir, a NUL in a
+// path cut it short, and invalid UTF-8 in names made a metadata.json our own
+// loader rejects.
+TEST(PlanTextVerifyTest, NamesStayInsideAndAreText) {
+  expectEditError("\"src/rank1.safetensors\"", "\"../rank1.safetensors\"",
+                  "\"../rank1",
+                  "source file '../rank1.safetensors' is not inside the "
+                  "source directory");
+  expectEditError("\"src/rank1.safetensors\"", "\"/etc/rank1.safetensors\"",
+                  "\"/etc", "is not inside the source directory");
+  expectEditError("\"opt-rank1.safetensors\"", "\"opt\\u0000.safetensors\"",
+                  "\"opt\\u0000",
+                  "contains the control character 0x00");
+  expectEditError("\"src/rank1.safetensors\"", "\"src/rank1\\n.safetensors\"",
+                  "\"src/rank1\\n", "contains the control character 0x0a");
+  expectEditError("name \"kf\"", "name \"k\xff\"", "\"k\xff\" key",
+                  "destination tensor 4: its name is not valid UTF-8");
+  expectEditError("key \"kf\"", "key \"k\xc3\"", "destination-tensor 4",
+                  "destination tensor 4: its key is not valid UTF-8");
+  expectHuggingFaceEditError("\"tok/vocab.txt\"", "\"tok\\u0001.txt\"",
+                             "\"tok\\u0001",
+                             "contains the control character 0x01");
+}

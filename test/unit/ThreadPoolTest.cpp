@@ -26,6 +26,21 @@ TEST(ThreadPool, RunsEveryTaskExactlyOnce) {
   }
 }
 
+// Issue: --threads=100000 aborted with an uncaught std::system_error.
+TEST(ThreadPool, AHugeCountIsCappedAndStillRunsEveryTask) {
+  ThreadPool pool(100000);
+  EXPECT_GE(pool.threadCount(), 1u);
+  EXPECT_LE(pool.threadCount(), ThreadPool::kMaxThreads);
+  std::vector<std::atomic<int>> runs(5000);
+  Status status = pool.parallelFor(runs.size(), [&](size_t i) {
+    ++runs[i];
+    return Status();
+  });
+  EXPECT_TRUE(status.ok());
+  for (size_t i = 0; i < runs.size(); ++i)
+    EXPECT_EQ(runs[i].load(), 1) << "task " << i;
+}
+
 TEST(ThreadPool, ReturnsAFailureAndStopsHandingOutTasks) {
   ThreadPool pool(4);
   std::atomic<size_t> started{0};

@@ -7,6 +7,8 @@
 #include "aoa/formats/ShardSize.h"
 #include "aoa/ir/ByteSize.h"
 
+#include "aoa/runtime/ThreadPool.h"
+
 #include "llvm/Support/CommandLine.h"
 
 #include <csignal>
@@ -122,6 +124,13 @@ int main(int argc, char **argv) {
   command.reverse = reverseFlag;
   command.progress = progress;
   command.color = ::isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  if (threads > aoa::runtime::ThreadPool::kMaxThreads) {
+    std::cerr << "aoa-convert: error: --threads=" << threads
+              << " is more than " << aoa::runtime::ThreadPool::kMaxThreads
+              << "\nhint: reads, copies and writes gain nothing past the "
+                 "cores and disks; 0 means one thread per core\n";
+    return 1;
+  }
   command.run.threads = threads;
   command.run.verify = verify;
   command.run.overwrite = overwrite;

@@ -6,6 +6,8 @@
 #include "aoa/driver/RunDriver.h"
 #include "aoa/ir/ByteSize.h"
 
+#include "aoa/runtime/ThreadPool.h"
+
 #include "llvm/Support/CommandLine.h"
 
 #include <csignal>
@@ -116,6 +118,13 @@ int main(int argc, char **argv) {
   command.color = ::isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr;
   command.options.sourceDirectory = sourceDirectory;
   command.options.destinationDirectory = destinationDirectory;
+  if (threads > aoa::runtime::ThreadPool::kMaxThreads) {
+    std::cerr << "aoa-run: error: --threads=" << threads
+              << " is more than " << aoa::runtime::ThreadPool::kMaxThreads
+              << "\nhint: reads, copies and writes gain nothing past the "
+                 "cores and disks; 0 means one thread per core\n";
+    return 1;
+  }
   command.options.threads = threads;
   command.options.verify = verify;
   command.options.overwrite = overwrite;

@@ -24,7 +24,11 @@ namespace aoa::runtime {
 
 class ThreadPool {
 public:
-  /// `threads` workers in all, the calling thread included (at least 1).
+  /// The most threads a pool runs; tools refuse larger --threads.
+  static constexpr unsigned kMaxThreads = 1024;
+
+  /// `threads` workers in all, the calling thread included (at least 1, at
+  /// most kMaxThreads; fewer when the system refuses to start more).
   explicit ThreadPool(unsigned threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool &) = delete;

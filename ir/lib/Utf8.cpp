@@ -1,0 +1,47 @@
+//===- Utf8.cpp -----------------------------------------------------------===//
+#include "aoa/ir/Utf8.h"
+
+namespace aoa {
+
+std::optional<uint32_t> decodeUtf8(std::string_view text, size_t &i) {
+  auto byte = [&](size_t at) { return static_cast<unsigned char>(text[at]); };
+  unsigned char lead = byte(i);
+  size_t length = lead < 0x80           ? 1
+                  : (lead >> 5) == 0x6  ? 2
+                  : (lead >> 4) == 0xE  ? 3
+                  : (lead >> 3) == 0x1E ? 4
+                                        : 0;
+  if (length == 1) {
+    ++i;
+    return lead;
+  }
+  if (length == 0 || i + length > text.size()) {
+    ++i;
+    return std::nullopt;
+  }
+  uint32_t code = lead & (0x7F >> length);
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) {
+      ++i;
+      return std::nullopt;
+    }
+    code = (code << 6) | (byte(i + k) & 0x3F);
+  }
+  static const uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code < kSmallest[length] || code > 0x10FFFF ||
+      (code >= 0xD800 && code <= 0xDFFF)) {
+    ++i;
+    return std::nullopt;
+  }
+  i += length;
+  return code;
+}
+
+bool isValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();)
+    if (!decodeUtf8(text, i))
+      return false;
+  return true;
+}
+
+} // namespace aoa
