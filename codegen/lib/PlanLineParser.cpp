@@ -532,7 +532,7 @@ bool LineParser::parse() {
       ok = numberLine(word, "the format version", kMaxUInt32, LineKind::Header,
                       kUsageHeader);
     else if (word == kRanks)
-      ok = numberLine(word, "the number of ranks", kMaxUInt32, LineKind::Ranks,
+      ok = numberLine(word, "the number of ranks", kRankLimit, LineKind::Ranks,
                       kUsageRanks);
     else if (word == kMemoryBudget)
       ok = numberLine(word, "the memory budget in bytes", kMaxInt64,

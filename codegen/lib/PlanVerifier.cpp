@@ -188,6 +188,13 @@ private:
       error(site(Kind::Ranks, 0), "a plan needs at least one rank")
           .hint("write 'ranks COUNT' with the number of processes that run "
                 "the plan");
+    if (int64_t(plan_.ranks) > kRankLimit)
+      error(site(Kind::Ranks, 0),
+            "a plan of " + std::to_string(plan_.ranks) +
+                " ranks is more than the " + std::to_string(kRankLimit) +
+                " aoa supports")
+          .hint("ranks are integers from 0 to " +
+                std::to_string(kRankLimit - 1));
     if (plan_.memoryBudget < 0)
       error(site(Kind::MemoryBudget, 0),
             "the memory budget " + std::to_string(plan_.memoryBudget) +

@@ -852,10 +852,11 @@ void MetadataParser::parseShard(ondemand::value &value) {
                   "rank is the process that stores the shard");
       else if (read == ReadResult::Malformed)
         malformed(at, simdjson::NUMBER_ERROR);
-      else if (shard.rank < 0 || shard.rank > int64_t(UINT32_MAX))
+      else if (shard.rank < 0 || shard.rank >= kRankLimit)
         error(at, context() + "'rank' " + std::to_string(shard.rank) +
                       " is out of range")
-            .hint("ranks are integers from 0 to 4294967295");
+            .hint("ranks are integers from 0 to " +
+                  std::to_string(kRankLimit - 1));
       break;
     }
     case kFile:

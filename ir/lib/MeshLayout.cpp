@@ -130,10 +130,10 @@ std::optional<DeviceMesh> DeviceMesh::create(std::vector<int64_t> shape,
     std::unordered_set<int64_t> seen;
     for (size_t i = 0; i < processIds.size(); ++i) {
       int64_t id = processIds[i];
-      if (id < 0 || id > std::numeric_limits<uint32_t>::max()) {
+      if (id < 0 || id >= kRankLimit) {
         fail(error, "process id " + std::to_string(id) + " is not a rank",
-             "ranks are integers from 0 to 4294967295", LayoutInput::ProcessIds,
-             i);
+             "ranks are integers from 0 to " + std::to_string(kRankLimit - 1),
+             LayoutInput::ProcessIds, i);
         return std::nullopt;
       }
       if (!seen.insert(id).second) {

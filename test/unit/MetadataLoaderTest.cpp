@@ -54,7 +54,7 @@ std::string tensorW(const std::string &shards,
 }
 
 std::string shard(const std::string &offset, const std::string &shape,
-                  const std::string &extra = "", int rank = 0) {
+                  const std::string &extra = "", int64_t rank = 0) {
   return "  {\"rank\": " + std::to_string(rank) +
          ", \"file\": \"r.safetensors\", \"name\": \"w\", \"global_offset\": " +
          offset + ", \"local_shape\": " + shape + extra + "}";
@@ -813,6 +813,17 @@ TEST(MetadataLoaderErrors, RankOutOfRange) {
   ASSERT_EQ(negative.diagnostics.size(), 1u);
   EXPECT_EQ(negative.message(), "tensor 'w', shard 0: 'rank' -3 is out of range");
   EXPECT_EQ(negative.where(), "m.json:3:12");
+  // Issue: rank 4294967295 made aoa-compile size per-rank tables by it and
+  // crash; ranks stop below kRankLimit (2^24).
+  for (int64_t rank : {int64_t(4294967295), kRankLimit}) {
+    Loaded huge(tensorW(shard("[0, 0]", "[1024, 512]", "", rank)));
+    ASSERT_EQ(huge.diagnostics.size(), 1u) << huge.all();
+    EXPECT_EQ(huge.message(), "tensor 'w', shard 0: 'rank' " +
+                                  std::to_string(rank) + " is out of range");
+    EXPECT_EQ(huge.hints(), "ranks are integers from 0 to 16777215\n");
+  }
+  Loaded largest(tensorW(shard("[0, 0]", "[1024, 512]", "", kRankLimit - 1)));
+  EXPECT_TRUE(largest.metadata) << largest.all();
 }
 
 TEST(MetadataLoaderErrors, ReportsSeveralErrorsThenStops) {

@@ -568,7 +568,7 @@ TEST(PlanTextSyntaxTest, Lines) {
                   "expected ']' after the flat range, found the end of the "
                   "line");
   expectEditError("ranks 2", "ranks 99999999999", "99999999999",
-                  "the number of ranks must be at most 4294967295, not "
+                  "the number of ranks must be at most 16777216, not "
                   "99999999999");
   expectEditError("memory-budget 1048576", "memory-budget 99999999999999999999",
                   "999",
@@ -1172,4 +1172,23 @@ TEST(PlanTextVerifyTest, NamesStayInsideAndAreText) {
   expectHuggingFaceEditError("\"tok/vocab.txt\"", "\"tok\\u0001.txt\"",
                              "\"tok\\u0001",
                              "contains the control character 0x01");
+}
+
+TEST(PlanTextVerifyTest, RankCountIsBounded) {
+  expectEditError("ranks 2", "ranks 16777217", "16777217",
+                  "the number of ranks must be at most 16777216, not "
+                  "16777217");
+  // An in-memory plan (the compiler's) is held to the same bound.
+  plan::Plan huge = samplePlan();
+  huge.ranks = uint32_t(kRankLimit) + 1;
+  SourceManager sources;
+  DiagnosticEngine diags(sources);
+  std::string errors;
+  diags.setHandler(
+      [&](const Diagnostic &d) { errors += renderDiagnostic(d, sources); });
+  EXPECT_FALSE(verifyPlan(huge, diags));
+  EXPECT_NE(errors.find("a plan of 16777217 ranks is more than the 16777216 "
+                        "aoa supports"),
+            std::string::npos)
+      << errors;
 }

@@ -42,6 +42,11 @@
 
 namespace aoa {
 
+/// Ranks are below this (2^24 processes, the largest mesh aoa-layout
+/// expands): per-rank tables stay bounded however a rank is spelled, and a
+/// typo such as 4294967295 is an error rather than a 4-billion-entry table.
+inline constexpr int64_t kRankLimit = int64_t(1) << 24;
+
 using TensorId = uint32_t;
 using ShardId = uint32_t;
 
