@@ -388,14 +388,17 @@ private:
   /// The key's shape, the box and the flat range of a stored tensor.
   bool checkGeometry(Kind kind, uint32_t i, const plan::StoredTensor &t) {
     const std::vector<int64_t> &shape = t.globalShape;
+    std::optional<int64_t> count = elementCount(shape);
+    int64_t bytes = 0;
     if (std::any_of(shape.begin(), shape.end(),
                     [](int64_t e) { return e < 0; }) ||
-        !elementCount(shape)) {
+        !count ||
+        __builtin_mul_overflow(*count, int64_t(dtypeSize(t.dtype)), &bytes)) {
       error(site(kind, i, Field::Type), "key " + quote(t.key) +
                                             " has an invalid global shape " +
                                             formatShape(shape))
           .hint("extents are non-negative and the tensor has fewer than 2^63 "
-                "elements");
+                "bytes");
       return false;
     }
     if (t.box.rank() != shape.size()) {

@@ -773,6 +773,18 @@ void MetadataParser::parseTensor(std::string_view key, const char *keyAt,
     }
     shardIndex_ = -1;
   }
+  // Byte counts are int64 everywhere downstream: a tensor must fit.
+  if (errors_ == errorsBefore && dtype) {
+    std::optional<int64_t> count = elementCount(globalShape_);
+    int64_t bytes = 0;
+    if (count && __builtin_mul_overflow(*count, int64_t(dtypeSize(*dtype)),
+                                        &bytes))
+      error(globalShapeAt, context() + "global_shape " +
+                               formatShape(globalShape_) + " of " +
+                               std::string(dtypeName(*dtype)) +
+                               " holds more than 2^63 bytes")
+          .hint("check the extents");
+  }
   if (errors_ == errorsBefore && dtype && !rejectedKeys_.find(key))
     commitTensor(key, keyAt, *dtype);
   else

@@ -654,6 +654,24 @@ TEST(MetadataLoaderErrors, DimensionMismatch) {
   EXPECT_EQ(loaded.where(1), placeOf(text, "[1024]}"));
 }
 
+// Issue (UBSan): float32 [2^61, 2] overflowed int64 byte counts downstream.
+TEST(MetadataLoaderErrors, TensorsWhoseBytesOverflowAreRefused) {
+  std::string text =
+      tensorW(shard("[0, 0]", "[4, 2]"),
+              "\"dtype\": \"float32\", \"global_shape\": [2305843009213693952, 2]");
+  Loaded huge(text);
+  EXPECT_FALSE(huge.metadata);
+  ASSERT_EQ(huge.diagnostics.size(), 1u) << huge.all();
+  EXPECT_EQ(huge.message(), "tensor 'w': global_shape [2305843009213693952, 2] "
+                            "of float32 holds more than 2^63 bytes");
+  EXPECT_EQ(huge.where(), placeOf(text, "[2305843009213693952, 2]"));
+  // The same element count of a 1-byte dtype fits.
+  Loaded fits(tensorW(shard("[0, 0]", "[4, 2]"),
+                      "\"dtype\": \"uint8\", \"global_shape\": "
+                      "[2305843009213693952, 2]"));
+  EXPECT_TRUE(fits.metadata) << fits.all();
+}
+
 TEST(MetadataLoaderErrors, NegativeExtentsAndOffsets) {
   Loaded global(tensorW(shard("[0, 0]", "[4, 4]"),
                         "\"dtype\": \"float32\", \"global_shape\": [4, -4]"));

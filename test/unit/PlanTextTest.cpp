@@ -1192,3 +1192,13 @@ TEST(PlanTextVerifyTest, RankCountIsBounded) {
             std::string::npos)
       << errors;
 }
+
+// Issue (UBSan): byte counts of float32 [2^61, 2] overflowed int64.
+TEST(PlanTextVerifyTest, KeysWhoseBytesOverflowAreRefused) {
+  std::string text = sampleText();
+  text = edit(text, "source-tensor 4 file 1 name \"q\" key \"q\" float32[6, 2]",
+              "source-tensor 4 file 1 name \"q\" key \"q\" "
+              "float32[2305843009213693952, 2]");
+  expectError(text, "float32[2305843009213693952, 2]",
+              "key 'q' has an invalid global shape [2305843009213693952, 2]");
+}
