@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/formats/SafetensorsIndex.h"
 
+#include "aoa/frontend/JsonSyntaxError.h"
+
 #include "PaddedIndexText.h"
 #include "Text.h"
 
@@ -18,7 +20,6 @@
 #include <cctype>
 #include <numeric>
 
-#include <nlohmann/json.hpp>
 #include <simdjson.h>
 
 namespace aoa::formats {
@@ -33,39 +34,6 @@ namespace ondemand = simdjson::ondemand;
 const char *const kIndexHint =
     "an index is JSON: {\"metadata\": {\"total_size\": BYTES}, "
     "\"weight_map\": {TENSOR: FILE, ...}}; fetch or copy it again";
-
-/// Finds where nlohmann's parser gives up, and why.
-class SyntaxErrorFinder : public nlohmann::json_sax<nlohmann::json> {
-public:
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t &) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t position, const std::string &,
-                   const nlohmann::detail::exception &ex) override {
-    failed = true;
-    this->position = position;
-    message = ex.what();
-    // Drop "[json.exception.parse_error.101] parse error at line 1, column
-    // 2: "; our location says it.
-    size_t colon = message.find(": ");
-    if (colon != std::string::npos)
-      message = message.substr(colon + 2);
-    return false;
-  }
-
-  bool failed = false;
-  size_t position = 0;
-  std::string message;
-};
 
 bool isWrongType(simdjson::error_code code) {
   return code == simdjson::INCORRECT_TYPE ||
@@ -161,13 +129,11 @@ private:
   }
   /// The located syntax error nlohmann finds, if any.
   std::optional<Error> syntaxError() const {
-    SyntaxErrorFinder finder;
-    nlohmann::json::sax_parse(text_.data(), text_.data() + text_.size(),
-                              &finder);
-    if (!finder.failed)
+    std::optional<JsonSyntaxError> syntax = findJsonSyntaxError(text_);
+    if (!syntax)
       return std::nullopt;
-    return failAt(tokenStart(finder.position > 0 ? finder.position - 1 : 0),
-                  "malformed JSON: " + finder.message);
+    return failAt(tokenStart(syntax->offset),
+                  "malformed JSON: " + syntax->message);
   }
   /// A value of the wrong type at `offset`; but simdjson reads an unquoted
   /// word (`"a": model.safetensors`) as a value of the wrong type too, so a

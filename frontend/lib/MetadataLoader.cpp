@@ -16,9 +16,10 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/frontend/MetadataLoader.h"
 
+#include "aoa/frontend/JsonSyntaxError.h"
+
 #include "aoa/ir/ContentHashText.h"
 
-#include <nlohmann/json.hpp>
 #include <simdjson.h>
 
 #include <algorithm>
@@ -121,40 +122,6 @@ std::optional<DType> dtypeFromAlias(std::string_view name) {
   return std::nullopt;
 }
 
-/// Finds where nlohmann's strict parser rejects the text: the slow, exact
-/// path for malformed JSON.
-class SyntaxErrorFinder : public nlohmann::json_sax<nlohmann::json> {
-public:
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t &) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t position, const std::string &,
-                   const nlohmann::detail::exception &ex) override {
-    failed = true;
-    this->position = position;
-    message = ex.what();
-    // Drop "[json.exception.parse_error.101] parse error at line 1, column
-    // 2: "; our location says it better.
-    size_t colon = message.find(": ");
-    if (colon != std::string::npos)
-      message = message.substr(colon + 2);
-    return false;
-  }
-
-  bool failed = false;
-  size_t position = 0;
-  std::string message;
-};
-
 /// What was read: the value, a value of another type (not consumed, so the
 /// caller can describe it), or a JSON syntax error.
 enum class ReadResult { Ok, WrongType, Malformed };
@@ -244,19 +211,14 @@ private:
   void malformed(const char *at, simdjson::error_code code) {
     if (stopped_)
       return;
-    SyntaxErrorFinder finder;
-    nlohmann::json::sax_parse(text_.data(), text_.data() + text_.size(),
-                              &finder);
     std::string message;
-    if (finder.failed) {
-      // nlohmann counts the characters it has read, so position - 1 is the
-      // last character of the offending token; point at its start.
-      size_t offset = finder.position > 0 ? finder.position - 1 : 0;
+    if (std::optional<JsonSyntaxError> syntax = findJsonSyntaxError(text_)) {
+      // Point at the start of the offending token.
       bool badLiteral =
-          finder.message.find("invalid literal") != std::string::npos;
-      at = text_.data() + tokenStart(std::min(offset, text_.size()),
+          syntax->message.find("invalid literal") != std::string::npos;
+      at = text_.data() + tokenStart(std::min(syntax->offset, text_.size()),
                                      badLiteral);
-      message = finder.message;
+      message = syntax->message;
     } else {
       message = simdjson::error_message(code);
     }
