@@ -1,7 +1,7 @@
 //===- gen_deepseek_metadata.cpp - DeepSeek-V3-sized shard metadata -------===//
 //
 // Writes the source checkpoint metadata and the destination layout of a
-// DeepSeek-V3-sized conversion (DESIGN.md §5), the input of the metadata and
+// DeepSeek-V3-sized conversion (bench/README.md, "Budgets"), the input of the metadata and
 // compiler benchmarks:
 //
 //   * 61 layers, the first 3 dense, the rest MoE with 256 routed experts and

@@ -11,7 +11,7 @@
 //   simdjson-walk  map, then walk every value with simdjson On-Demand
 //                  (numbers parsed, strings seen in place), building nothing
 //   nlohmann-sax   map, then parse with nlohmann's SAX interface, building
-//                  nothing (the other streaming parser DESIGN.md §5 allows)
+//                  nothing (the other streaming parser the metadata budget allows)
 // With --keep, loaded models stay alive, so loading a source and a
 // destination file in one run shows the peak memory a compiler would have.
 //

@@ -1,6 +1,6 @@
 //===- PropagateShapes.cpp - Run the ops over views ------------------------===//
 //
-// Executes the ops in order over views (DESIGN.md §3.2): inputs are source
+// Executes the ops in order over views (docs/compiler.md, "Views and pieces"): inputs are source
 // keys seen whole; concat shifts pieces, split restricts them, permute, cast
 // and reshape extend their transforms. Every rule of the reference is checked
 // here with a located diagnostic: unknown names, axes (negative ones count

@@ -1,7 +1,7 @@
 //===- ShardGeometry.h - What a shard stores, as boxes ----------*- C++ -*-===//
 //
 // Private to the runtime library. A shard stores a box of its key, or a flat
-// range of that box (DESIGN.md §2.1); readers and writers of checkpoints
+// range of that box (docs/shard-metadata.md); readers and writers of checkpoints
 // walk the stored elements as boxes in storage order.
 //
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A deliberately naive reference interpreter for AOA statements.
 
-Written from the language reference (shared/docs/aoa-language-reference.md)
+Written from Paddle FlexCheckpoint's AOA language reference
 and docs/language.md only, independently of the compiler passes and of the
 other Python oracles of this repository: every tensor is held whole in memory
 as a list of element bit patterns, statements are applied one by one, and the

@@ -13,7 +13,7 @@ the cases where the mappings could be wrong (the fused macros' shard counts).
 1. Reads SRC_DIR/metadata.json (aoa-metadata v1) and the safetensors files it
    names, and assembles every key's whole tensor from its shards (boxes,
    flat ranges, replicas, which must agree). Values are kept as bit patterns.
-2. Runs every mapping entry (DESIGN.md §2.3): cuts the source region out,
+2. Runs every mapping entry (docs/compiler.md, "Answers"): cuts the source region out,
    applies the postprocess list - permutations and reshape/flatten markers
    with the semantics of test/lit/passes/Inputs/apply_mappings.py (imported,
    not copied), casts on the element values - and places the result at the

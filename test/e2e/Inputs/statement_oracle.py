@@ -1,6 +1,6 @@
 """The oracle's statement mode: runs AOA statements on whole tensors, one by
-one, as the reference describes them (../shared/docs/aoa-language-reference.md
-§5.7, §5.9, §5.11, §5.12, §7), without the compiler's mappings. Imported by
+one, as Paddle FlexCheckpoint's language reference describes them (rename,
+concat, split, permute, casts and the fused macros), without the compiler's mappings. Imported by
 expected_checkpoint.py (--statements).
 
 Deliberately naive and written apart from the compiler's passes: every value

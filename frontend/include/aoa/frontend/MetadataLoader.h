@@ -1,6 +1,6 @@
 //===- MetadataLoader.h - Reading shard metadata JSON -----------*- C++ -*-===//
 //
-// Loads an aoa-metadata v1 file (DESIGN.md §2.1), a source checkpoint's shard
+// Loads an aoa-metadata v1 file (docs/shard-metadata.md), a source checkpoint's shard
 // metadata or a destination layout, into a ShardMetadata:
 //
 //   {"format": "aoa-metadata", "version": 1, "tensors": {KEY: {

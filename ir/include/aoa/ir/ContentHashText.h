@@ -1,7 +1,7 @@
 //===- ContentHashText.h - Content hashes as text ---------------*- C++ -*-===//
 //
-// Shard metadata records the xxh3-64 hash of every stored tensor (DESIGN.md
-// §2.2) as 16 hex digits ("xxh3": "2d06800538d394c2"). The metadata writer
+// Shard metadata records the xxh3-64 hash of every stored tensor (docs/shard-metadata.md,
+// "Content hashes") as 16 hex digits ("xxh3": "2d06800538d394c2"). The metadata writer
 // (ir), its loader (frontend) and the runtime that computes the hashes all
 // spell them through these two functions.
 //

@@ -1,6 +1,6 @@
 //===- Mapping.h - Answers of find_shard_sources ----------------*- C++ -*-===//
 //
-// The compatibility surface with Paddle (DESIGN.md §2.3): for a target shard,
+// The compatibility surface with Paddle (docs/compiler.md, "Answers"): for a target shard,
 // the list of (target region, source region, postprocess) entries, printed as
 // `{"mappings": [{"query": DESC, "entries": [...]}]}`.
 //

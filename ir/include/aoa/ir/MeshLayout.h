@@ -3,7 +3,7 @@
 // A layout written the way training frameworks write it: a device mesh and,
 // per tensor, which mesh axes split which tensor dimensions. Expanding it
 // gives every process's block of the tensor (global_offset, local_shape),
-// i.e. the shards of DESIGN.md §2.1.
+// i.e. the shards of docs/shard-metadata.md.
 //
 // Conventions (docs/layouts.md derives them from the seeds):
 //  - Ranks are numbered row-major over the mesh: the last axis varies fastest

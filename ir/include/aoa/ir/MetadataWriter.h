@@ -1,6 +1,6 @@
 //===- MetadataWriter.h - Shard metadata back to JSON -----------*- C++ -*-===//
 //
-// Writes a ShardMetadata in the aoa-metadata v1 format (DESIGN.md §2.1), the
+// Writes a ShardMetadata in the aoa-metadata v1 format (docs/shard-metadata.md), the
 // inverse of MetadataLoader: tensors in file order, one shard per line, so
 // large files stay readable and diagnostics about them print short lines.
 // A shard's content hash, when it has one, is its last field:

@@ -1,6 +1,6 @@
 //===- Plan.h - The transfer program ----------------------------*- C++ -*-===//
 //
-// The compiler's product and the runtime's only input (DESIGN.md §2.4): the
+// The compiler's product and the runtime's only input (docs/plan-format.md): the
 // files and stored tensors a conversion touches, and for every rank an
 // ordered program of rounds. docs/plan-format.md specifies the text form.
 //

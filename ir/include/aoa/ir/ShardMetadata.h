@@ -1,6 +1,6 @@
 //===- ShardMetadata.h - Where every tensor's shards are stored -*- C++ -*-===//
 //
-// The in-memory form of shard metadata (DESIGN.md §2.1): for every tensor key
+// The in-memory form of shard metadata (docs/shard-metadata.md): for every tensor key
 // its dtype and global shape, and for every shard the process rank, the file,
 // the tensor's name inside that file, the box (global_offset, local_shape) and
 // an optional flat range. Source checkpoints and destination layouts both use

@@ -1,6 +1,6 @@
 //===- View.h - Named values as pieces of source tensors --------*- C++ -*-===//
 //
-// A View is what a name means during shape propagation (DESIGN.md §3.2): a
+// A View is what a name means during shape propagation (docs/compiler.md, "Views and pieces"): a
 // shape, a dtype, and Pieces that tile it. A Piece says: region `view` of
 // this view is region `source` of input tensor `input` (a box in that
 // tensor's own axis order), seen through a Transform (permutations, casts, an

@@ -1,7 +1,7 @@
 //===- CheckpointReader.h - Reading a sharded checkpoint by key -*- C++ -*-===//
 //
 // A checkpoint is a directory of safetensors files plus shard metadata
-// (DESIGN.md §2.1) saying which stored tensor holds which box (or flat range
+// (docs/shard-metadata.md) saying which stored tensor holds which box (or flat range
 // of a box) of which key. The reader answers questions in the keys' terms:
 // "give me elements [0:64, 128:256] of key K", assembling the answer from
 // whichever shards hold them, so tools can compare or re-shard checkpoints

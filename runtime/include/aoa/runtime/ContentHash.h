@@ -1,7 +1,7 @@
 //===- ContentHash.h - xxh3-64 hashes of tensor data ------------*- C++ -*-===//
 //
 // The destination metadata records an xxh3-64 hash (seed 0) of every stored
-// tensor's bytes (DESIGN.md §2.2), so a later run can verify the data. Data
+// tensor's bytes (docs/runtime-storage.md), so a later run can verify the data. Data
 // arrives in pieces, so the hasher is streaming: the hash of the pieces fed in
 // order equals the hash of their concatenation. Hashes are written as 16
 // lowercase hex digits.

@@ -1,6 +1,6 @@
 //===- Device.h - A GPU as the nccl backend sees it -------------*- C++ -*-===//
 //
-// The nccl backend (DESIGN.md §3.3) keeps a round's buffers in GPU memory:
+// The nccl backend (docs/aoa-run.md) keeps a round's buffers in GPU memory:
 // reads land in pinned host memory and are uploaded, messages move between
 // GPUs, copies run as kernels (StridedCopy.h), and what is written is
 // downloaded into pinned host memory again. A Device is that GPU: memory,

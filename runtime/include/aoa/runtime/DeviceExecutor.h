@@ -1,6 +1,6 @@
 //===- DeviceExecutor.h - One rank of a plan on a GPU -----------*- C++ -*-===//
 //
-// The nccl backend (DESIGN.md §3.3): one process per rank, each with a GPU
+// The nccl backend (docs/aoa-run.md): one process per rank, each with a GPU
 // (Device.h). The job's control flow (agreements, the destination, resume,
 // metadata.json) is the mpi backend's (ProcessPerRankRun); only a round's
 // data path differs:

@@ -1,6 +1,6 @@
 //===- LocalExecutor.h - All ranks of a plan in one process -----*- C++ -*-===//
 //
-// The `local` backend (DESIGN.md §3.3): offline conversion on one machine.
+// The `local` backend (docs/aoa-run.md): offline conversion on one machine.
 // It runs the rounds of all ranks in lock step: a round's reads (all ranks,
 // in parallel on a thread pool), then its messages (a receive takes the
 // sender's buffer itself, nothing is copied), then its copies, then its

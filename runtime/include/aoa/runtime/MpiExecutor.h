@@ -1,6 +1,6 @@
 //===- MpiExecutor.h - One rank of a plan per process -----------*- C++ -*-===//
 //
-// The `mpi` backend (DESIGN.md §3.3): `mpirun -np W aoa-run PLAN
+// The `mpi` backend (docs/aoa-run.md): `mpirun -np W aoa-run PLAN
 // --backend=mpi …` starts one process per rank of the plan (W must be the
 // plan's rank count). Each process runs only its own rank's program: reads
 // from the source files the plan gives its rank, then per round posts all

@@ -1,6 +1,6 @@
 //===- MpiSession.h - MPI for the lifetime of an object ---------*- C++ -*-===//
 //
-// The mpi backend (DESIGN.md §3.3) runs one process per rank under mpirun.
+// The mpi backend (docs/aoa-run.md) runs one process per rank under mpirun.
 // An MpiSession initializes MPI when it starts and finalizes it when it is
 // destroyed, so a process's MPI lifetime is one scope of the driver. It also
 // offers the few collectives the driver needs before the executor runs (to

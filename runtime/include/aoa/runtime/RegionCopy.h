@@ -2,7 +2,7 @@
 //
 // copyRegion moves a box of one in-memory tensor into a box of another,
 // optionally permuting axes and casting elements on the way: the runtime's
-// `copy` instruction (DESIGN.md §2.4). With P the permutation, the element
+// `copy` instruction (docs/plan-format.md). With P the permutation, the element
 // at offset l inside the source region (l relative to the region's begin)
 // lands at offset m inside the destination region where m[i] = l[P[i]], so
 // the destination region's shape is P applied to the source region's shape

@@ -1,6 +1,6 @@
 //===- SafetensorsHeader.h - A safetensors file header ----------*- C++ -*-===//
 //
-// A safetensors file (DESIGN.md §2.2) is
+// A safetensors file (docs/runtime-storage.md) is
 //
 //   [8 bytes: N, little-endian u64] [N bytes: JSON header] [data section]
 //

@@ -1,7 +1,7 @@
 //===- StoredRegion.h - Where a region of a key lies in a stored tensor -*- C++ -*-===//
 //
 // A stored tensor holds a box of its key, or (flattened) elements [a, b) of
-// that box's row-major flattening (DESIGN.md §2.1). Reading or writing a
+// that box's row-major flattening (docs/shard-metadata.md). Reading or writing a
 // region of the key means visiting the region's elements in row-major order
 // as maximal runs that are contiguous both in the region and in the stored
 // data. The executor turns runs into pread/pwrite ranges; the checkpoint
