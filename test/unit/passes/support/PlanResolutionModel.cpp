@@ -1,5 +1,6 @@
-//===- PlanResolutionTest.cpp - Compiled plans against a brute-force model
-//-===//
+//===- PlanResolutionModel.cpp - Compiled plans against a brute-force model ===//
+//
+// Shared by the PlanResolution*Test files.
 //
 // Randomized (fixed seeds): random source and destination layouts (1-D..3-D
 // keys, uneven grids of 1..4 parts per axis, replicas, flat ranges that
@@ -28,13 +29,11 @@
 // one file on two ranks. The checker is itself tested on corrupted plans.
 //
 //===----------------------------------------------------------------------===//
-#include "BruteForce.h"
+#include "PlanResolutionModel.h"
 
 #include "aoa/frontend/ConfigLoader.h"
 #include "aoa/frontend/Parser.h"
 #include "aoa/ir/Diagnostics.h"
-#include "aoa/ir/Plan.h"
-#include "aoa/ir/ShardMetadata.h"
 #include "aoa/ir/SourceManager.h"
 #include "aoa/passes/CompilationState.h"
 #include "aoa/passes/KeySpace.h"
@@ -45,22 +44,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <functional>
 #include <iostream>
-#include <map>
 #include <numeric>
-#include <random>
 #include <set>
 #include <sstream>
-#include <string>
 #include <tuple>
-#include <vector>
 
-using namespace aoa;
-using aoa::test::forEachPoint;
-using aoa::test::Point;
-
-namespace {
+namespace aoa::plan_resolution_test {
 
 //===----------------------------------------------------------------------===//
 // Independent geometry helpers (no library code)
@@ -113,96 +103,11 @@ std::string str(const std::vector<int64_t> &v) {
 // Cases
 //===----------------------------------------------------------------------===//
 
-struct ShardSpec {
-  uint32_t rank = 0;
-  std::string file;
-  std::string name;
-  Box box;
-  std::optional<FlatElementRange> flat;
-};
 
-struct KeySpec {
-  std::string key;
-  DType dtype = DType::F32;
-  std::vector<int64_t> shape;
-  std::vector<ShardSpec> shards;
-};
 
-/// Where destination element (key, point) comes from: source key and point.
-using Model = std::function<std::pair<std::string, Point>(
-    const std::string &dstKey, const Point &p)>;
 
-struct Case {
-  std::string kind;
-  std::vector<KeySpec> source;
-  std::vector<KeySpec> destination;
-  std::string config; ///< .aoa text; empty: no statements (identity)
-  int64_t budget = int64_t(1) << 30;
-  /// Per destination key (keys not listed are identity loads).
-  std::map<std::string, Model> model;
 
-  std::pair<std::string, Point> predict(const std::string &key,
-                                        const Point &p) const {
-    auto it = model.find(key);
-    if (it == model.end())
-      return {key, p};
-    return it->second(key, p);
-  }
 
-  std::string describe() const {
-    std::ostringstream os;
-    os << "case kind=" << kind << " budget=" << budget << "\nconfig:\n"
-       << (config.empty() ? "(no statements)\n" : config) << "\n";
-    auto side = [&](const char *name, const std::vector<KeySpec> &keys) {
-      os << name << ":\n";
-      for (const KeySpec &k : keys) {
-        os << "  " << k.key << " " << dtypeName(k.dtype) << " " << str(k.shape)
-           << "\n";
-        for (const ShardSpec &s : k.shards) {
-          os << "    rank " << s.rank << " " << s.file << ":" << s.name << " "
-             << s.box.toString();
-          if (s.flat)
-            os << " flat [" << s.flat->begin << ", " << s.flat->end << ")";
-          os << "\n";
-        }
-      }
-    };
-    side("source", source);
-    side("destination", destination);
-    return os.str();
-  }
-};
-
-class Rng {
-public:
-  explicit Rng(uint64_t seed) : engine_(seed) {}
-  /// Uniform in [lo, hi].
-  int64_t range(int64_t lo, int64_t hi) {
-    return lo + static_cast<int64_t>(engine_() % uint64_t(hi - lo + 1));
-  }
-  bool chance(double p) {
-    return static_cast<double>(engine_() % 1000000) < p * 1000000.0;
-  }
-  template <typename T> void shuffle(std::vector<T> &v) {
-    for (size_t i = v.size(); i > 1; --i)
-      std::swap(v[i - 1], v[static_cast<size_t>(range(0, int64_t(i) - 1))]);
-  }
-  /// `count` distinct values of [lo, hi], sorted.
-  std::vector<int64_t> distinct(int64_t lo, int64_t hi, size_t count) {
-    std::vector<int64_t> all;
-    for (int64_t x = lo; x <= hi; ++x)
-      all.push_back(x);
-    shuffle(all);
-    all.resize(std::min(count, all.size()));
-    std::sort(all.begin(), all.end());
-    return all;
-  }
-
-private:
-  std::mt19937_64 engine_;
-};
-
-constexpr int kMaxRank = 5; // ranks 0..5
 
 /// Cuts [0, extent) into 1..4 intervals (not necessarily even).
 std::vector<Interval> randomCuts(Rng &rng, int64_t extent) {
@@ -263,8 +168,7 @@ std::string fileOf(const char *side, uint32_t rank) {
 
 /// A source layout: units (a box, or one flat range of it) tile the key;
 /// each unit has 1..3 replicas on distinct ranks.
-void randomSourceLayout(Rng &rng, KeySpec &k, bool replicas = true,
-                        bool flat = true) {
+void randomSourceLayout(Rng &rng, KeySpec &k, bool replicas, bool flat) {
   int counter = 0;
   for (const Box &box : randomGrid(rng, k.shape)) {
     std::vector<std::optional<FlatElementRange>> units;
@@ -328,7 +232,7 @@ void randomDestinationLayout(Rng &rng, KeySpec &k) {
   rng.shuffle(k.shards);
 }
 
-std::vector<int64_t> randomShape(Rng &rng, size_t rank, int64_t maxExtent = 7) {
+std::vector<int64_t> randomShape(Rng &rng, size_t rank, int64_t maxExtent) {
   std::vector<int64_t> shape;
   for (size_t i = 0; i < rank; ++i)
     shape.push_back(rng.range(1, maxExtent));
@@ -409,18 +313,6 @@ void addIdentityKeys(Rng &rng, Case &c, int count) {
   }
 }
 
-enum class Kind {
-  Identity,
-  Rename,
-  Transpose,
-  Permute,
-  Concat,
-  Split,
-  Cast,
-  PermuteCast,
-  Reshape,
-  Mixed
-};
 const char *kindName(Kind k) {
   switch (k) {
   case Kind::Identity:
@@ -447,7 +339,6 @@ const char *kindName(Kind k) {
   return "?";
 }
 
-Case mixedCase(Rng &rng);
 
 Case randomCase(Rng &rng, Kind kind) {
   if (kind == Kind::Mixed)
@@ -707,6 +598,36 @@ Case mixedCase(Rng &rng) {
   return out;
 }
 
+Kind randomKind(Rng &rng) {
+  static const Kind kKinds[] = {
+      Kind::Identity, Kind::Rename,      Kind::Transpose,
+      Kind::Permute,  Kind::Concat,      Kind::Split,
+      Kind::Cast,     Kind::PermuteCast, Kind::Reshape};
+  return kKinds[rng.range(0, 8)];
+}
+
+/// Hand-built layouts.
+ShardSpec shard(uint32_t rank, const char *side, std::string name, Box box,
+                std::optional<FlatElementRange> flat) {
+  ShardSpec s;
+  s.rank = rank;
+  s.file = fileOf(side, rank);
+  s.name = std::move(name);
+  s.box = std::move(box);
+  s.flat = flat;
+  return s;
+}
+
+KeySpec key(std::string name, std::vector<int64_t> shape,
+            std::vector<ShardSpec> shards, DType dtype) {
+  KeySpec k;
+  k.key = std::move(name);
+  k.dtype = dtype;
+  k.shape = std::move(shape);
+  k.shards = std::move(shards);
+  return k;
+}
+
 //===----------------------------------------------------------------------===//
 // Compiling
 //===----------------------------------------------------------------------===//
@@ -724,11 +645,6 @@ ShardMetadata buildMetadata(const std::vector<KeySpec> &keys) {
   return builder.finish();
 }
 
-struct Compiled {
-  bool ok = false;
-  std::vector<std::string> errors; ///< rendered error diagnostics
-  plan::Plan plan;
-};
 
 Compiled compile(const Case &c) {
   Compiled out;
@@ -767,6 +683,8 @@ Compiled compile(const Case &c) {
 // Executing a plan on labels
 //===----------------------------------------------------------------------===//
 
+namespace {
+
 struct Label {
   int32_t key = -1;   ///< into the source key table
   int64_t index = -1; ///< row-major index of the global point in the key
@@ -785,12 +703,6 @@ struct Buffer {
   std::pair<int, size_t> originRead{-1, 0};
 };
 
-struct Stats {
-  size_t cases = 0, rounds = 0, reads = 0, messages = 0, copies = 0, writes = 0,
-         elements = 0, flatSource = 0, flatDestination = 0,
-         replicatedSource = 0, multiRound = 0, overBudgetSingles = 0,
-         elementsReadAgain = 0, localReplicaChoices = 0;
-};
 
 class Executor {
 public:
@@ -1358,6 +1270,47 @@ private:
   std::set<std::pair<uint32_t, int64_t>> elementsRead_;
 };
 
+} // namespace
+
+std::vector<std::string> executePlan(const Case &c, const plan::Plan &plan,
+                                     Stats &stats) {
+  return Executor(c, plan, stats).run();
+}
+
+/// Every failure the executor would report for `plan` of `c`.
+std::vector<std::string> execute(const Case &c, const plan::Plan &plan) {
+  Stats stats;
+  return executePlan(c, plan, stats);
+}
+
+
+/// True when some error diagnostic contains `needle`.
+bool hasError(const Compiled &compiled, const std::string &needle) {
+  for (const std::string &e : compiled.errors)
+    if (e.find(needle) != std::string::npos)
+      return true;
+  return false;
+}
+
+
+/// The stored unit of a source shard: its box and flat range ([0, volume)
+/// and no range are the same).
+std::pair<Box, std::pair<int64_t, int64_t>> unitOf(const ShardSpec &s) {
+  if (s.flat)
+    return {s.box, {s.flat->begin, s.flat->end}};
+  return {s.box, {0, s.box.volume()}};
+}
+
+
+void expectError(const Case &c, const std::string &needle, int i) {
+  Compiled compiled = compile(c);
+  EXPECT_FALSE(compiled.ok) << "case " << i << "\n" << c.describe();
+  EXPECT_TRUE(hasError(compiled, needle))
+      << "case " << i << ": no error mentions '" << needle << "'\n"
+      << c.describe() << joined(compiled.errors);
+}
+
+
 std::string joined(const std::vector<std::string> &lines) {
   std::string s;
   for (const std::string &l : lines)
@@ -1374,7 +1327,7 @@ std::vector<std::string> compileAndRun(const Case &c, Stats &stats) {
     return out;
   }
   ++stats.cases;
-  return Executor(c, compiled.plan, stats).run();
+  return executePlan(c, compiled.plan, stats);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1412,1005 +1365,4 @@ void runRandom(Kind kind, uint64_t seed, int count) {
             << stats.elementsReadAgain << "\n";
 }
 
-TEST(PlanResolution, RandomIdentity) { runRandom(Kind::Identity, 1, 150); }
-TEST(PlanResolution, RandomRename) { runRandom(Kind::Rename, 2, 60); }
-TEST(PlanResolution, RandomTranspose) { runRandom(Kind::Transpose, 3, 60); }
-TEST(PlanResolution, RandomPermute) { runRandom(Kind::Permute, 4, 60); }
-TEST(PlanResolution, RandomConcat) { runRandom(Kind::Concat, 5, 60); }
-TEST(PlanResolution, RandomSplit) { runRandom(Kind::Split, 6, 60); }
-TEST(PlanResolution, RandomCast) { runRandom(Kind::Cast, 7, 60); }
-TEST(PlanResolution, RandomPermuteCast) { runRandom(Kind::PermuteCast, 8, 60); }
-TEST(PlanResolution, RandomReshape) { runRandom(Kind::Reshape, 9, 40); }
-TEST(PlanResolution, RandomMixed) { runRandom(Kind::Mixed, 10, 40); }
-
-//===----------------------------------------------------------------------===//
-// Error cases
-//===----------------------------------------------------------------------===//
-
-/// True when some error diagnostic contains `needle`.
-bool hasError(const Compiled &compiled, const std::string &needle) {
-  for (const std::string &e : compiled.errors)
-    if (e.find(needle) != std::string::npos)
-      return true;
-  return false;
-}
-
-Kind randomKind(Rng &rng) {
-  static const Kind kKinds[] = {
-      Kind::Identity, Kind::Rename,      Kind::Transpose,
-      Kind::Permute,  Kind::Concat,      Kind::Split,
-      Kind::Cast,     Kind::PermuteCast, Kind::Reshape};
-  return kKinds[rng.range(0, 8)];
-}
-
-/// The stored unit of a source shard: its box and flat range ([0, volume)
-/// and no range are the same).
-std::pair<Box, std::pair<int64_t, int64_t>> unitOf(const ShardSpec &s) {
-  if (s.flat)
-    return {s.box, {s.flat->begin, s.flat->end}};
-  return {s.box, {0, s.box.volume()}};
-}
-
-void expectError(const Case &c, const std::string &needle, int i) {
-  Compiled compiled = compile(c);
-  EXPECT_FALSE(compiled.ok) << "case " << i << "\n" << c.describe();
-  EXPECT_TRUE(hasError(compiled, needle))
-      << "case " << i << ": no error mentions '" << needle << "'\n"
-      << c.describe() << joined(compiled.errors);
-}
-
-// Dropping every replica of one stored unit leaves a hole; a key stored as
-// one unit keeps a smaller part of it instead (a key with no shards at all
-// is SourceKeyWithoutShardsIsAHole).
-TEST(PlanResolution, SourceHoleIsAnError) {
-  Rng rng(101);
-  int tested = 0;
-  for (int i = 0; i < 60; ++i) {
-    Case c = randomCase(rng, randomKind(rng));
-    KeySpec &k = c.source[size_t(rng.range(0, int64_t(c.source.size()) - 1))];
-    if (c.kind == std::string("reshape") && k.key == "a")
-      continue; // a hole under a reshape: HoleUnderReshapeIsAHole
-    auto unit =
-        unitOf(k.shards[size_t(rng.range(0, int64_t(k.shards.size()) - 1))]);
-    bool only =
-        std::all_of(k.shards.begin(), k.shards.end(),
-                    [&](const ShardSpec &s) { return unitOf(s) == unit; });
-    if (only) {
-      int64_t volume = k.shards[0].box.volume();
-      if (volume < 2)
-        continue;
-      // Keep elements [0, volume - 1) or [1, volume) of the box.
-      FlatElementRange kept = rng.chance(0.5) ? FlatElementRange{0, volume - 1}
-                                              : FlatElementRange{1, volume};
-      for (ShardSpec &s : k.shards)
-        s.flat = kept;
-    } else {
-      k.shards.erase(
-          std::remove_if(k.shards.begin(), k.shards.end(),
-                         [&](const ShardSpec &s) { return unitOf(s) == unit; }),
-          k.shards.end());
-    }
-    ++tested;
-    expectError(c, "in no stored shard", i);
-  }
-  EXPECT_GT(tested, 40);
-}
-
-// A shard over stored units of other boxes: not their replica (replicas
-// have equal boxes, whatever their flat ranges).
-TEST(PlanResolution, OverlappingSourceShardsAreAnError) {
-  Rng rng(102);
-  for (int i = 0; i < 60; ++i) {
-    Case c = randomCase(rng, randomKind(rng));
-    KeySpec &k = c.source[size_t(rng.range(0, int64_t(c.source.size()) - 1))];
-    Box whole = wholeBox(k.shape);
-    bool single = true;
-    for (const ShardSpec &s : k.shards)
-      single &= s.box == whole;
-    ShardSpec extra;
-    extra.rank = uint32_t(rng.range(0, kMaxRank));
-    extra.file = fileOf("src", extra.rank);
-    extra.name = k.key + "@overlap";
-    extra.box = whole;
-    if (single) {
-      // Every shard has the key's box (whole or flat ranges of it), so a
-      // whole-key shard would be their replica: overlap them with a strict
-      // part of the key.
-      if (whole.volume() < 2)
-        continue;
-      std::vector<int64_t> shape = k.shape;
-      size_t axis = 0;
-      while (shape[axis] < 2)
-        ++axis;
-      shape[axis] -= 1;
-      extra.box = Box(std::vector<int64_t>(shape.size(), 0), shape);
-    }
-    k.shards.insert(k.shards.begin() + rng.range(0, int64_t(k.shards.size())),
-                    extra);
-    expectError(c, "overlap", i);
-  }
-}
-
-// Two ranks' shards in one file, on either side.
-TEST(PlanResolution, FileOnTwoRanksIsAnError) {
-  Rng rng(103);
-  for (int i = 0; i < 60; ++i) {
-    Kind kind = randomKind(rng);
-    Case c = randomCase(rng, kind);
-    bool destination = rng.chance(0.5);
-    std::vector<KeySpec> &keys = destination ? c.destination : c.source;
-    if (!destination)
-      // Every stored source shard is read only without replicas.
-      for (KeySpec &k : keys) {
-        k.shards.clear();
-        randomSourceLayout(rng, k, /*replicas=*/false);
-      }
-    std::vector<ShardSpec *> all;
-    for (KeySpec &k : keys)
-      for (ShardSpec &s : k.shards)
-        all.push_back(&s);
-    if (all.size() < 2) {
-      // One shard: give the key a second one in the same file.
-      KeySpec &k = keys[0];
-      k.shards.clear();
-      if (destination)
-        randomDestinationLayout(rng, k);
-      else
-        randomSourceLayout(rng, k, false);
-      all.clear();
-      for (KeySpec &key : keys)
-        for (ShardSpec &s : key.shards)
-          all.push_back(&s);
-      if (all.size() < 2)
-        continue;
-    }
-    size_t a = size_t(rng.range(0, int64_t(all.size()) - 1));
-    size_t b = (a + size_t(rng.range(1, int64_t(all.size()) - 1))) % all.size();
-    all[b]->file = all[a]->file;
-    if (all[b]->rank == all[a]->rank)
-      all[b]->rank = (all[a]->rank + 1) % (kMaxRank + 1);
-    expectError(c, "belongs to rank", i);
-  }
-}
-
-/// Hand-built layouts.
-ShardSpec shard(uint32_t rank, const char *side, std::string name, Box box,
-                std::optional<FlatElementRange> flat = std::nullopt) {
-  ShardSpec s;
-  s.rank = rank;
-  s.file = fileOf(side, rank);
-  s.name = std::move(name);
-  s.box = std::move(box);
-  s.flat = flat;
-  return s;
-}
-
-KeySpec key(std::string name, std::vector<int64_t> shape,
-            std::vector<ShardSpec> shards, DType dtype = DType::F32) {
-  KeySpec k;
-  k.key = std::move(name);
-  k.dtype = dtype;
-  k.shape = std::move(shape);
-  k.shards = std::move(shards);
-  return k;
-}
-
-//===----------------------------------------------------------------------===//
-// The checker itself: corrupted plans must be caught
-//===----------------------------------------------------------------------===//
-
-/// Every failure the executor would report for `plan` of `c`.
-std::vector<std::string> execute(const Case &c, const plan::Plan &plan) {
-  Stats stats;
-  return Executor(c, plan, stats).run();
-}
-
-/// (rank, round, instruction) of every instruction with `opcode`.
-std::vector<std::tuple<size_t, size_t, size_t>>
-instructionsOf(const plan::Plan &plan, plan::Opcode opcode) {
-  std::vector<std::tuple<size_t, size_t, size_t>> out;
-  for (size_t r = 0; r < plan.programs.size(); ++r)
-    for (size_t n = 0; n < plan.programs[r].rounds.size(); ++n)
-      for (size_t i = 0; i < plan.programs[r].rounds[n].instructions.size();
-           ++i)
-        if (plan.programs[r].rounds[n].instructions[i].opcode == opcode)
-          out.push_back({r, n, i});
-  return out;
-}
-
-TEST(PlanResolution, CheckerCatchesCorruptedPlans) {
-  Rng rng(200);
-  int caught[4] = {0, 0, 0, 0}, tried[4] = {0, 0, 0, 0};
-  for (int i = 0; i < 80; ++i) {
-    Case c = randomCase(rng, randomKind(rng));
-    Compiled compiled = compile(c);
-    ASSERT_TRUE(compiled.ok) << c.describe() << joined(compiled.errors);
-    ASSERT_TRUE(execute(c, compiled.plan).empty());
-    int mutation = int(rng.range(0, 3));
-    plan::Plan plan = compiled.plan;
-    auto pick = [&](plan::Opcode op) -> plan::Instruction * {
-      auto all = instructionsOf(plan, op);
-      if (all.empty())
-        return nullptr;
-      auto [r, n, k] = all[size_t(rng.range(0, int64_t(all.size()) - 1))];
-      return &plan.programs[r].rounds[n].instructions[k];
-    };
-    auto erase = [&](plan::Opcode op) {
-      auto all = instructionsOf(plan, op);
-      if (all.empty())
-        return false;
-      auto [r, n, k] = all[size_t(rng.range(0, int64_t(all.size()) - 1))];
-      auto &list = plan.programs[r].rounds[n].instructions;
-      list.erase(list.begin() + std::ptrdiff_t(k));
-      return true;
-    };
-    bool applied = false;
-    switch (mutation) {
-    case 0: // a write lost: elements unwritten
-      applied = erase(plan::Opcode::Write);
-      break;
-    case 1: // a write repeated: elements written twice
-      if (plan::Instruction *w = pick(plan::Opcode::Write)) {
-        plan::Instruction copy = *w;
-        for (auto &program : plan.programs)
-          for (auto &round : program.rounds)
-            for (size_t k = 0; k < round.instructions.size(); ++k)
-              if (&round.instructions[k] == w) {
-                round.instructions.push_back(copy);
-                applied = true;
-              }
-      }
-      break;
-    case 2: // a receive lost: unmatched send, unfilled buffer
-      applied = erase(plan::Opcode::Recv);
-      break;
-    case 3: // a read shifted by one: wrong labels or unstored elements
-      if (plan::Instruction *r = pick(plan::Opcode::Read)) {
-        std::vector<int64_t> delta(r->region.rank(), 0);
-        delta[size_t(rng.range(0, int64_t(delta.size()) - 1))] = 1;
-        r->region = r->region.translate(delta);
-        applied = true;
-      }
-      break;
-    }
-    if (!applied)
-      continue;
-    ++tried[mutation];
-    if (!execute(c, plan).empty())
-      ++caught[mutation];
-    else
-      ADD_FAILURE() << "mutation " << mutation << " not caught\n"
-                    << c.describe();
-  }
-  for (int m = 0; m < 4; ++m)
-    EXPECT_GT(tried[m], 5) << "mutation " << m;
-}
-
-// A remote read although the writing rank stores a replica; a cast made
-// with the wrong dtype; a transposition dropped; a budget overrun.
-TEST(PlanResolution, CheckerCatchesPolicyViolations) {
-  Case c;
-  c.kind = "transpose";
-  c.config = "a^T -> b\n";
-  c.model["b"] = permuteModel("a", {1, 0});
-  c.source.push_back(key("a", {2, 3},
-                         {shard(0, "src", "a", Box({0, 0}, {2, 3})),
-                          shard(1, "src", "a", Box({0, 0}, {2, 3}))}));
-  c.destination.push_back(
-      key("b", {3, 2}, {shard(1, "dst", "b", Box({0, 0}, {3, 2}))}));
-  Compiled compiled = compile(c);
-  ASSERT_TRUE(compiled.ok) << joined(compiled.errors);
-  ASSERT_TRUE(execute(c, compiled.plan).empty());
-
-  // Read on rank 0 from its replica and send it to rank 1.
-  plan::Plan remote = compiled.plan;
-  plan::StoredTensor replica = remote.sourceTensors[0];
-  replica.name = "a";
-  replica.file = uint32_t(remote.sourceFiles.size());
-  remote.sourceFiles.push_back(plan::File{fileOf("src", 0), 0});
-  remote.sourceTensors.push_back(replica);
-  plan::Round &r0 = remote.programs[0].rounds[0];
-  plan::Round &r1 = remote.programs[1].rounds[0];
-  ASSERT_EQ(r1.instructions[0].opcode, plan::Opcode::Read);
-  plan::Instruction read = r1.instructions[0];
-  r0.buffers.push_back(r1.buffers[read.buffer]);
-  read.buffer = uint32_t(r0.buffers.size() - 1);
-  read.tensor = uint32_t(remote.sourceTensors.size() - 1);
-  r0.instructions.push_back(read);
-  plan::Instruction send;
-  send.opcode = plan::Opcode::Send;
-  send.peer = 1;
-  send.buffers = {read.buffer};
-  r0.instructions.push_back(send);
-  plan::Instruction recv;
-  recv.opcode = plan::Opcode::Recv;
-  recv.peer = 0;
-  recv.buffers = {r1.instructions[0].buffer};
-  r1.instructions[0] = recv;
-  std::string all = joined(execute(c, remote));
-  EXPECT_NE(all.find("stores its source element"), std::string::npos) << all;
-
-  // The copy's transposition dropped: shapes or labels no longer agree.
-  plan::Plan unpermuted = compiled.plan;
-  for (plan::Instruction &in : unpermuted.programs[1].rounds[0].instructions)
-    if (in.opcode == plan::Opcode::Copy)
-      in.transform.clear();
-  EXPECT_FALSE(execute(c, unpermuted).empty());
-
-  // A cast to the wrong dtype.
-  plan::Plan cast = compiled.plan;
-  for (plan::Instruction &in : cast.programs[1].rounds[0].instructions)
-    if (in.opcode == plan::Opcode::Copy) {
-      plan::TransformStep step;
-      step.kind = plan::TransformStep::Kind::Cast;
-      step.dtype = DType::F16;
-      in.transform.push_back(step);
-    }
-  EXPECT_FALSE(execute(c, cast).empty());
-
-  // Two transfers' buffers in one round over the budget.
-  plan::Plan tight = compiled.plan;
-  tight.memoryBudget = 1;
-  plan::Round &round = tight.programs[1].rounds[0];
-  round.buffers.push_back(round.buffers[0]);
-  plan::Instruction extra = round.instructions[0];
-  extra.buffer = uint32_t(round.buffers.size() - 1);
-  round.instructions.insert(round.instructions.begin() + 1, extra);
-  all = joined(execute(c, tight));
-  EXPECT_NE(all.find("over the budget"), std::string::npos) << all;
-}
-
-//===----------------------------------------------------------------------===//
-// Regression tests of former bugs
-//===----------------------------------------------------------------------===//
-
-// Regression test (was a known bug).
-// A source key present in the metadata with no stored shard at all.
-// Input: source `x` float32[4] with no shards; destination `x` [0:4] on
-// rank 0; no statements (ShardMetadataBuilder accepts a tensor without
-// shards; the JSON metadata loader rejects one with "has no shards").
-// Was (fixed): resolve-shard-sources says nothing (ResolveShardSources.cpp
-// bindEntry returns early on `pieces.empty()`, which it takes to mean
-// "its shards overlap; reported"); only verify reports
-// "x[0:4] in 'dst_r0.safetensors': 4 of its 4 elements have no source".
-// Expected: the hole diagnostic "... 4 of its elements are in no stored
-// shard of the source", like any other hole.
-TEST(PlanResolution, SourceKeyWithoutShardsIsAHole) {
-    Case c;
-  c.kind = "hole";
-  c.source.push_back(key("x", {4}, {}));
-  c.destination.push_back(key("x", {4}, {shard(0, "dst", "x", Box({0}, {4}))}));
-  Compiled compiled = compile(c);
-  EXPECT_FALSE(compiled.ok);
-  EXPECT_TRUE(hasError(compiled, "in no stored shard"))
-      << joined(compiled.errors);
-}
-
-// Regression test (was a known bug).
-// A hole in a source that is reshaped is reported as a region "several
-// stored shards hold".
-// Input: source `a` float32[4, 1], one shard on rank 0, box [0:4, 0:1] with
-// flat range [0, 3) (element 3 is stored nowhere); destination `b`
-// float32[2, 2, 1] whole on rank 0; `a -> b, reshape='[2, 2, 1]'`.
-// Was (fixed): "'b[0:2, 0:2, 0:1]' comes from a[0:4, 0:1], which several stored
-// shards hold, through a reshape; splitting a reshaped region is not
-// supported" (bindEntry checks `*part != wanted` before counting what is
-// found). Expected: the hole diagnostic "... 1 of its elements are in no
-// stored shard of the source": one shard holds part of the region and
-// nothing holds the rest.
-TEST(PlanResolution, HoleUnderReshapeIsAHole) {
-    Case c;
-  c.kind = "reshape";
-  c.config = "a -> b, reshape='[2, 2, 1]'\n";
-  c.source.push_back(
-      key("a", {4, 1},
-          {shard(0, "src", "a", Box({0, 0}, {4, 1}), FlatElementRange{0, 3})}));
-  c.destination.push_back(
-      key("b", {2, 2, 1}, {shard(0, "dst", "b", Box({0, 0, 0}, {2, 2, 1}))}));
-  Compiled compiled = compile(c);
-  EXPECT_FALSE(compiled.ok);
-  EXPECT_TRUE(hasError(compiled, "in no stored shard"))
-      << joined(compiled.errors);
-}
-
-// Regression test (was a known bug).
-// An optimizer state that follows a cast model weight is rounded through
-// the weight's dtype.
-// Input: source `w` float32[2] and `w.moment1_0` float32[2] (rank 0, one
-// file); destination `w` float16[2] and `w.moment1_0` float32[2] (rank 0);
-// `w -> w, dtype='float16'`.
-// Was (fixed): the state's copy is ["float16", "float32"]
-// (ResolveShardSources.cpp transformOf appends a cast back to the state's
-// dtype): every moment value is rounded to float16 precision (and values
-// beyond 65504 become inf) although neither side stores it as float16.
-// Expected: the state keeps its stored dtype untouched (Paddle casts model
-// weights only): no cast at all in its transform.
-TEST(PlanResolution, OptimizerStatesKeepTheirPrecision) {
-    Case c;
-  c.kind = "cast";
-  c.config = "w -> w, dtype='float16'\n";
-  c.source.push_back(key("w", {2}, {shard(0, "src", "w", Box({0}, {2}))}));
-  c.source.push_back(
-      key("w.moment1_0", {2}, {shard(0, "src", "w.moment1_0", Box({0}, {2}))}));
-  c.destination.push_back(
-      key("w", {2}, {shard(0, "dst", "w", Box({0}, {2}))}, DType::F16));
-  c.destination.push_back(
-      key("w.moment1_0", {2}, {shard(0, "dst", "w.moment1_0", Box({0}, {2}))}));
-  Compiled compiled = compile(c);
-  ASSERT_TRUE(compiled.ok) << joined(compiled.errors);
-  for (const plan::RankProgram &program : compiled.plan.programs)
-    for (const plan::Round &round : program.rounds)
-      for (const plan::Instruction &in : round.instructions) {
-        if (in.opcode != plan::Opcode::Write ||
-            compiled.plan.destinationTensors[in.tensor].key != "w.moment1_0")
-          continue;
-        // The written buffer, traced back through copies.
-        for (const plan::Instruction &copy : round.instructions) {
-          if (copy.opcode != plan::Opcode::Copy || copy.buffer != in.buffer)
-            continue;
-          for (const plan::TransformStep &step : copy.transform)
-            EXPECT_FALSE(step.kind == plan::TransformStep::Kind::Cast)
-                << "w.moment1_0 is cast to " << step.text();
-        }
-      }
-}
-
-// Regression test (was a known bug).
-// Replicas (equal global_offset and local_shape) stored differently: one
-// whole, one as flat ranges.
-// Input: source `x` float32[2]: rank 0 stores box [0:2] whole ('src_r0'),
-// rank 1 stores the same box as flat ranges [0, 1) and [1, 2) ('src_r1');
-// destination `x` [0:2] on rank 0; no statements.
-// Was (fixed): "source key 'x': stored shards overlap in [0:1] (in
-// 'src_r1...' and 'src_r0...') without being replicas", whose hint says
-// "replicas have equal global_offset and local_shape" -- which these have.
-// Expected: accepted (shards with one box are replicas whatever their flat
-// ranges, SourceReplicas.h); rank 0 reads its own whole copy.
-TEST(PlanResolution, ReplicasWithDifferentFlatSplits) {
-  Case c;
-  c.kind = "identity";
-  c.source.push_back(
-      key("x", {2},
-          {shard(0, "src", "x", Box({0}, {2})),
-           shard(1, "src", "x0", Box({0}, {2}), FlatElementRange{0, 1}),
-           shard(1, "src", "x1", Box({0}, {2}), FlatElementRange{1, 2})}));
-  c.destination.push_back(key("x", {2}, {shard(0, "dst", "x", Box({0}, {2}))}));
-  Stats stats;
-  std::vector<std::string> errors = compileAndRun(c, stats);
-  EXPECT_TRUE(errors.empty()) << joined(errors);
-}
-
-// Overlapping (not identical) regions of one source tensor on one rank are
-// cut into pieces that are equal or disjoint, so no source byte is read twice
-// (Schedule.cpp, SplitOverlappingReads.h).
-// Input: source `x` float32[4] whole on rank 0; destination `x` replicated:
-// whole on rank 1, and as flat ranges [0, 2) and [2, 4) on rank 2.
-// Expected: rank 0 reads [0:2] and [2:4] once each; both replicas are built
-// from those two reads (this used to read [0:4] and then [0:2], [2:4] again).
-TEST(PlanResolution, SourceBytesReadOnceOnOneRank) {
-  Case c;
-  c.kind = "identity";
-  c.source.push_back(key("x", {4}, {shard(0, "src", "x", Box({0}, {4}))}));
-  c.destination.push_back(
-      key("x", {4},
-          {shard(1, "dst", "x", Box({0}, {4})),
-           shard(2, "dst", "x0", Box({0}, {4}), FlatElementRange{0, 2}),
-           shard(2, "dst", "x1", Box({0}, {4}), FlatElementRange{2, 4})}));
-  Stats stats;
-  std::vector<std::string> errors = compileAndRun(c, stats);
-  EXPECT_TRUE(errors.empty()) << joined(errors);
-  EXPECT_EQ(stats.elementsReadAgain, 0u);
-}
-
-/// One source key `a` read by 2..4 statements (copy, permute, cast, split in
-/// two), each destination with its own random layout (grids, replicas, flat
-/// ranges split differently), under budgets small enough that cutLarge cuts
-/// along different axes: the regions a rank reads from `a` overlap in every
-/// way. With `reshape`, `a` is stored whole (replicated) and one more
-/// statement reshapes it, as in Kind::Reshape.
-Case fanOutCase(Rng &rng, bool reshape) {
-  Case c;
-  c.kind = reshape ? "fan-out+reshape" : "fan-out";
-  static const int64_t kBudgets[] = {16,  48,   64,   100,
-                                     256, 1000, 4096, int64_t(1) << 30};
-  c.budget = kBudgets[rng.range(0, 7)];
-  DType dtype = randomFloat(rng);
-  if (dtype == DType::F16)
-    dtype = DType::F32; // a cast to float16 must change it
-  std::ostringstream config;
-  KeySpec a;
-  a.key = "a";
-  a.dtype = dtype;
-  if (reshape) {
-    std::vector<int64_t> canonical = {rng.range(1, 3), rng.range(1, 3),
-                                      rng.range(1, 3)};
-    std::vector<int64_t> flattened = {canonical[0] * canonical[1],
-                                      canonical[2]};
-    bool flatten = rng.chance(0.5);
-    std::vector<int64_t> from = flatten ? canonical : flattened;
-    std::vector<int64_t> to = flatten ? flattened : canonical;
-    a.shape = from;
-    int counter = 0;
-    for (int64_t r : rng.distinct(0, kMaxRank, size_t(rng.range(1, 2))))
-      a.shards.push_back(shard(uint32_t(r), "src",
-                               "a@" + std::to_string(counter++),
-                               wholeBox(from)));
-    KeySpec out = key("r", to, {}, dtype);
-    int64_t unit = flatten ? canonical[1] : 1;
-    for (const Interval &blocks : randomCuts(rng, canonical[0])) {
-      std::vector<int64_t> offset(to.size(), 0), extent = to;
-      offset[0] = blocks.begin * unit;
-      extent[0] = (blocks.end - blocks.begin) * unit;
-      uint32_t r = uint32_t(rng.range(0, kMaxRank));
-      out.shards.push_back(shard(r, "dst", "r@" + std::to_string(counter++),
-                                 Box(offset, extent)));
-    }
-    c.destination.push_back(out);
-    config << "a -> r, reshape='" << str(canonical) << "'\n";
-    Box fromBox = wholeBox(from), toBox = wholeBox(to);
-    c.model["r"] = [fromBox, toBox](const std::string &, const Point &q) {
-      return std::make_pair(std::string("a"),
-                            pointAt(fromBox, indexIn(toBox, q)));
-    };
-  } else {
-    a.shape = randomShape(rng, size_t(rng.range(1, 3)), 6);
-    randomSourceLayout(rng, a);
-  }
-  c.source.push_back(a);
-  size_t rank = a.shape.size();
-  std::vector<int> identity(rank);
-  std::iota(identity.begin(), identity.end(), 0);
-  for (int64_t j = rng.range(2, 4); j > 0; --j) {
-    std::string name = "b" + std::to_string(j);
-    int64_t pick = rng.range(0, 3);
-    size_t axis = size_t(rng.range(0, int64_t(rank) - 1));
-    if (pick == 3 && a.shape[axis] % 2 != 0)
-      pick = 0; // no even split along that axis: a copy
-    switch (pick) {
-    case 0:
-      c.destination.push_back(destinationKey(rng, name, dtype, a.shape));
-      config << "a -> " << name << "\n";
-      c.model[name] = permuteModel("a", identity);
-      break;
-    case 1: {
-      std::vector<int> perm = identity;
-      rng.shuffle(perm);
-      c.destination.push_back(
-          destinationKey(rng, name, dtype, permuted(a.shape, perm)));
-      config << "a -> " << name << ", permute='" << spellPermutation(rng, perm)
-             << "'\n";
-      c.model[name] = permuteModel("a", perm);
-      break;
-    }
-    case 2:
-      c.destination.push_back(destinationKey(rng, name, DType::F16, a.shape));
-      config << "a -> " << name << ", dtype='float16'\n";
-      c.model[name] = permuteModel("a", identity);
-      break;
-    default: {
-      std::vector<int64_t> half = a.shape;
-      half[axis] /= 2;
-      config << "a -> " << name << "_0, " << name << "_1, axis=" << axis
-             << "\n";
-      for (int64_t part = 0; part < 2; ++part) {
-        std::string piece = name + "_" + std::to_string(part);
-        c.destination.push_back(destinationKey(rng, piece, dtype, half));
-        int64_t offset = half[axis] * part;
-        c.model[piece] = [offset, axis](const std::string &, const Point &p) {
-          Point q = p;
-          q[axis] += offset;
-          return std::make_pair(std::string("a"), q);
-        };
-      }
-      break;
-    }
-    }
-  }
-  c.config = config.str();
-  return c;
-}
-
-// Overlapping reads in every shape (fanOutCase): besides every check of the
-// random tests above, no source element is read twice on its rank (a source
-// tensor is read on one rank only), except where a statement reshapes: its
-// transfers cannot be cut (Schedule.cpp), so there elements may be read again
-// (counted and printed, not checked).
-TEST(PlanResolution, RandomFanOutReadsEverySourceElementOnce) {
-  Rng rng(11);
-  Stats plain, reshaped;
-  int failures = 0;
-  for (int i = 0; i < 150 && failures < 3; ++i) {
-    bool reshape = rng.chance(0.25);
-    Case c = fanOutCase(rng, reshape);
-    Stats stats;
-    std::vector<std::string> errors = compileAndRun(c, stats);
-    if (!reshape && stats.elementsReadAgain != 0)
-      errors.push_back(std::to_string(stats.elementsReadAgain) +
-                       " source elements read twice on their rank");
-    if (!errors.empty()) {
-      ADD_FAILURE() << "case " << i << "\n" << c.describe() << joined(errors);
-      ++failures;
-    }
-    Stats &sum = reshape ? reshaped : plain;
-    sum.cases += stats.cases;
-    sum.reads += stats.reads;
-    sum.multiRound += stats.multiRound;
-    sum.elementsReadAgain += stats.elementsReadAgain;
-  }
-  EXPECT_GT(reshaped.cases, 0u);
-  std::cerr << "[fan-out] cases " << plain.cases << " (multi-round "
-            << plain.multiRound << "), reads " << plain.reads
-            << "; with a reshape: cases " << reshaped.cases << ", reads "
-            << reshaped.reads << ", source elements read again "
-            << reshaped.elementsReadAgain << "\n";
-}
-
-} // namespace
-
-//===----------------------------------------------------------------------===//
-// Replicas stored in different shapes
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-/// Source keys that a reshape statement of `config` reads.
-std::set<std::string> reshapedSources(const std::string &config) {
-  std::set<std::string> keys;
-  std::istringstream lines(config);
-  for (std::string line; std::getline(lines, line);) {
-    size_t arrow = line.find("->");
-    if (arrow == std::string::npos ||
-        line.find("reshape=") == std::string::npos)
-      continue;
-    std::string source = line.substr(0, arrow);
-    source.erase(source.find_last_not_of(' ') + 1);
-    keys.insert(source);
-  }
-  return keys;
-}
-
-/// A shard of key `k` on `rank`, in the rank's usual source file or, now
-/// and then, in a second one (so a rank may hold two copies of an element
-/// in two files).
-ShardSpec shapedShard(Rng &rng, const KeySpec &k, int &counter, uint32_t rank,
-                      const Box &box, std::optional<FlatElementRange> flat) {
-  ShardSpec s;
-  s.rank = rank;
-  s.file = rng.chance(0.25) ? "src_r" + std::to_string(rank) + "b.safetensors"
-                            : fileOf("src", rank);
-  s.name = k.key + "#" + std::to_string(counter++);
-  s.box = box;
-  s.flat = flat;
-  return s;
-}
-
-/// One full copy of `box`: whole (sometimes spelled as the flat range
-/// [0, volume)), or split into 1..3 flat ranges at cuts of its own, each on
-/// a random rank.
-void addShapedCopy(Rng &rng, KeySpec &k, int &counter, const Box &box) {
-  if (rng.chance(0.4)) {
-    std::optional<FlatElementRange> flat;
-    if (rng.chance(0.2))
-      flat = FlatElementRange{0, box.volume()};
-    k.shards.push_back(shapedShard(rng, k, counter,
-                                   uint32_t(rng.range(0, kMaxRank)), box,
-                                   flat));
-    return;
-  }
-  for (const FlatElementRange &r : randomRanges(rng, box.volume()))
-    k.shards.push_back(
-        shapedShard(rng, k, counter, uint32_t(rng.range(0, kMaxRank)), box, r));
-}
-
-/// Re-lays every source key of `c` with replicas in different shapes: each
-/// box of a random grid gets 1..3 full copies (addShapedCopy) and sometimes a
-/// partial one (a random flat range). A reshaped key must be read whole from
-/// one replica, so it keeps its whole replicas and only gets flat copies on
-/// ranks that hold one of them (the writer's own rank stays preferable).
-void relayWithShapedReplicas(Rng &rng, Case &c) {
-  std::set<std::string> reshaped = reshapedSources(c.config);
-  for (KeySpec &k : c.source) {
-    int counter = 0;
-    if (reshaped.count(k.key)) {
-      std::vector<ShardSpec> whole = k.shards;
-      for (const ShardSpec &s : whole)
-        if (rng.chance(0.7))
-          for (const FlatElementRange &r :
-               randomRanges(rng, s.box.volume()))
-            k.shards.push_back(
-                shapedShard(rng, k, counter, s.rank, s.box, r));
-      rng.shuffle(k.shards);
-      continue;
-    }
-    k.shards.clear();
-    for (const Box &box : randomGrid(rng, k.shape)) {
-      for (int64_t n = rng.range(1, 3); n > 0; --n)
-        addShapedCopy(rng, k, counter, box);
-      if (rng.chance(0.3)) {
-        int64_t a = rng.range(0, box.volume() - 1);
-        int64_t b = rng.range(a + 1, box.volume());
-        k.shards.push_back(shapedShard(rng, k, counter,
-                                       uint32_t(rng.range(0, kMaxRank)), box,
-                                       FlatElementRange{a, b}));
-      }
-    }
-    rng.shuffle(k.shards);
-  }
-}
-
-/// Elements [a, b) of a shard's box that it stores.
-std::pair<int64_t, int64_t> storedRangeOf(const ShardSpec &s) {
-  return unitOf(s).second;
-}
-
-/// True when two shards of `k` with one box store it in different shapes.
-bool hasShapedReplicas(const KeySpec &k) {
-  std::map<std::vector<int64_t>, std::set<std::pair<int64_t, int64_t>>> byBox;
-  for (const ShardSpec &s : k.shards) {
-    std::vector<int64_t> box = s.box.offsets();
-    std::vector<int64_t> shape = s.box.shape();
-    box.insert(box.end(), shape.begin(), shape.end());
-    byBox[box].insert(storedRangeOf(s));
-  }
-  for (const auto &entry : byBox) {
-    // Different ranges that share an element: copies in different shapes.
-    const std::set<std::pair<int64_t, int64_t>> &ranges = entry.second;
-    for (auto i = ranges.begin(); i != ranges.end(); ++i)
-      for (auto j = std::next(i); j != ranges.end(); ++j)
-        if (i->first < j->second && j->first < i->second)
-          return true;
-  }
-  return false;
-}
-
-/// Failures for source elements that one rank reads from two different
-/// stored tensors (two copies of it): a rank reads an element once.
-std::vector<std::string> elementsReadFromTwoCopies(const plan::Plan &plan) {
-  std::vector<std::string> failures;
-  std::map<std::tuple<size_t, std::string, Point>, uint32_t> readFrom;
-  for (size_t rank = 0; rank < plan.programs.size(); ++rank)
-    for (const plan::Round &round : plan.programs[rank].rounds)
-      for (const plan::Instruction &in : round.instructions) {
-        if (in.opcode != plan::Opcode::Read)
-          continue;
-        const plan::StoredTensor &t = plan.sourceTensors[in.tensor];
-        forEachPoint(in.region, [&](const Point &p) {
-          auto [it, inserted] =
-              readFrom.emplace(std::make_tuple(rank, t.key, p), in.tensor);
-          if (!inserted && it->second != in.tensor && failures.size() < 20)
-            failures.push_back("rank " + std::to_string(rank) + " reads " +
-                               t.key + str(p) + " from source tensors " +
-                               std::to_string(it->second) + " and " +
-                               std::to_string(in.tensor));
-        });
-      }
-  return failures;
-}
-
-/// Bytes each rank reads.
-std::vector<int64_t> bytesReadPerRank(const plan::Plan &plan) {
-  std::vector<int64_t> bytes(plan.programs.size(), 0);
-  for (size_t rank = 0; rank < plan.programs.size(); ++rank)
-    for (const plan::Round &round : plan.programs[rank].rounds)
-      for (const plan::Instruction &in : round.instructions)
-        if (in.opcode == plan::Opcode::Read)
-          bytes[rank] +=
-              in.region.volume() *
-              int64_t(dtypeSize(plan.sourceTensors[in.tensor].dtype));
-  return bytes;
-}
-
-size_t readsOnRank(const plan::Plan &plan, size_t rank) {
-  size_t reads = 0;
-  for (const plan::Round &round : plan.programs[rank].rounds)
-    for (const plan::Instruction &in : round.instructions)
-      reads += in.opcode == plan::Opcode::Read;
-  return reads;
-}
-
-// Random conversions (every statement kind) whose sources store replicas in
-// different shapes; the plans are executed on labels as in the randomized
-// tests above, with the same checks (own-rank copies preferred per element,
-// every destination element written once with the predicted label), and no
-// rank reads an element from two copies.
-TEST(PlanResolution, RandomReplicasInDifferentShapes) {
-  Rng rng(300);
-  Stats stats;
-  int failures = 0, shapedKeys = 0, reshaped = 0;
-  const int count = 150;
-  for (int i = 0; i < count && failures < 3; ++i) {
-    Case c = randomCase(rng, i % 6 == 5 ? Kind::Mixed : randomKind(rng));
-    relayWithShapedReplicas(rng, c);
-    for (const KeySpec &k : c.source)
-      shapedKeys += hasShapedReplicas(k);
-    reshaped += !reshapedSources(c.config).empty();
-    Compiled compiled = compile(c);
-    std::vector<std::string> errors;
-    if (!compiled.ok) {
-      errors = {"compilation failed"};
-      errors.insert(errors.end(), compiled.errors.begin(),
-                    compiled.errors.end());
-    } else {
-      ++stats.cases;
-      errors = Executor(c, compiled.plan, stats).run();
-      std::vector<std::string> twice = elementsReadFromTwoCopies(compiled.plan);
-      errors.insert(errors.end(), twice.begin(), twice.end());
-    }
-    if (!errors.empty()) {
-      ADD_FAILURE() << "case " << i << "\n" << c.describe() << joined(errors);
-      ++failures;
-    }
-  }
-  EXPECT_EQ(stats.cases, size_t(count));
-  // The generator exercises what it should.
-  EXPECT_GT(shapedKeys, count);
-  EXPECT_GT(reshaped, 10);
-  EXPECT_GT(stats.localReplicaChoices, 1000u);
-  std::cerr << "[shaped replicas] cases " << stats.cases
-            << ", keys with replicas in different shapes " << shapedKeys
-            << ", cases with a reshape " << reshaped << ", reads "
-            << stats.reads << ", elements " << stats.elements
-            << ", elements whose writer holds one of several replicas "
-            << stats.localReplicaChoices << "\n";
-}
-
-// The same layouts with one element of one key stored nowhere (every copy
-// of it cut out of its flat range): the hole is reported, not read from a
-// neighbouring copy.
-TEST(PlanResolution, RandomHoleAmongShapedReplicasIsAnError) {
-  Rng rng(301);
-  int tested = 0;
-  for (int i = 0; i < 80; ++i) {
-    Case c = randomCase(rng, randomKind(rng));
-    relayWithShapedReplicas(rng, c);
-    KeySpec &k = c.source[size_t(rng.range(0, int64_t(c.source.size()) - 1))];
-    const ShardSpec &some =
-        k.shards[size_t(rng.range(0, int64_t(k.shards.size()) - 1))];
-    Box box = some.box;
-    int64_t hole = rng.range(0, box.volume() - 1);
-    std::vector<ShardSpec> kept;
-    int counter = 0;
-    for (const ShardSpec &s : k.shards) {
-      auto [a, b] = storedRangeOf(s);
-      if (s.box != box || hole < a || hole >= b) {
-        kept.push_back(s);
-        continue;
-      }
-      // [a, hole) and [hole + 1, b), where not empty.
-      for (auto [from, to] : {std::make_pair(a, hole),
-                              std::make_pair(hole + 1, b)})
-        if (from < to) {
-          ShardSpec part = s;
-          part.name = s.name + "~" + std::to_string(counter++);
-          part.flat = FlatElementRange{from, to};
-          kept.push_back(part);
-        }
-    }
-    k.shards = std::move(kept);
-    ++tested;
-    expectError(c, "in no stored shard", i);
-  }
-  EXPECT_EQ(tested, 80);
-}
-
-// x float32[2]: whole on rank 0, as flat ranges [0, 1) and [1, 2) on rank 1.
-Case xWholeAndSplit(std::vector<ShardSpec> destination) {
-  Case c;
-  c.kind = "identity";
-  c.source.push_back(
-      key("x", {2},
-          {shard(0, "src", "x", Box({0}, {2})),
-           shard(1, "src", "x0", Box({0}, {2}), FlatElementRange{0, 1}),
-           shard(1, "src", "x1", Box({0}, {2}), FlatElementRange{1, 2})}));
-  c.destination.push_back(key("x", {2}, std::move(destination)));
-  return c;
-}
-
-// Neither replica is on the writer's rank: the two copies share the reads,
-// one element each, although one copy is whole and the other split.
-TEST(PlanResolution, ReplicasInDifferentShapesShareReads) {
-  Case c = xWholeAndSplit({shard(2, "dst", "x", Box({0}, {2}))});
-  Compiled compiled = compile(c);
-  ASSERT_TRUE(compiled.ok) << joined(compiled.errors);
-  EXPECT_TRUE(execute(c, compiled.plan).empty());
-  EXPECT_EQ(bytesReadPerRank(compiled.plan),
-            (std::vector<int64_t>{4, 4, 0}));
-}
-
-// The writer's rank holds a whole copy: one read of it serves the whole
-// shard (the segments of the split copy do not cut it), nothing is sent.
-// On rank 1 both flat pieces are read locally.
-TEST(PlanResolution, OwnRankCopyServesAcrossShapes) {
-  Case c = xWholeAndSplit({shard(0, "dst", "x", Box({0}, {2})),
-                           shard(1, "dst", "x", Box({0}, {2}))});
-  Compiled compiled = compile(c);
-  ASSERT_TRUE(compiled.ok) << joined(compiled.errors);
-  EXPECT_TRUE(execute(c, compiled.plan).empty());
-  EXPECT_EQ(bytesReadPerRank(compiled.plan), (std::vector<int64_t>{8, 8}));
-  EXPECT_EQ(readsOnRank(compiled.plan, 0), 1u);
-  EXPECT_EQ(readsOnRank(compiled.plan, 1), 2u);
-  for (const plan::RankProgram &program : compiled.plan.programs)
-    for (const plan::Round &round : program.rounds)
-      for (const plan::Instruction &in : round.instructions)
-        EXPECT_NE(in.opcode, plan::Opcode::Send);
-}
-
-// Rank 0 holds two copies of x float32[3], in two files: x whole, and x0
-// [0, 2) with x1 [2, 3). Destination replicas on ranks 1 and 2 need all of
-// x. For rank 1, x[0:2] comes from x (a tie; the first listed) and x[2:3]
-// from x1 (its file had read less). Rank 2's x[0:2] would come from x0 by
-// file balance, but rank 0 already reads those elements from x: it reads
-// each element from one copy, once (the reads are shared), 12 bytes.
-TEST(PlanResolution, RankWithTwoCopiesReadsEachElementOnce) {
-  Case c;
-  c.kind = "identity";
-  ShardSpec x0 = shard(0, "src", "x0", Box({0}, {3}), FlatElementRange{0, 2});
-  ShardSpec x1 = shard(0, "src", "x1", Box({0}, {3}), FlatElementRange{2, 3});
-  x0.file = x1.file = "src_r0b.safetensors";
-  c.source.push_back(
-      key("x", {3}, {shard(0, "src", "x", Box({0}, {3})), x0, x1}));
-  c.destination.push_back(key("x", {3},
-                              {shard(1, "dst", "x", Box({0}, {3})),
-                               shard(2, "dst", "x", Box({0}, {3}))}));
-  Compiled compiled = compile(c);
-  ASSERT_TRUE(compiled.ok) << joined(compiled.errors);
-  EXPECT_TRUE(execute(c, compiled.plan).empty());
-  EXPECT_TRUE(elementsReadFromTwoCopies(compiled.plan).empty())
-      << joined(elementsReadFromTwoCopies(compiled.plan));
-  EXPECT_EQ(bytesReadPerRank(compiled.plan),
-            (std::vector<int64_t>{12, 0, 0}));
-  std::set<std::string> names;
-  for (const plan::StoredTensor &t : compiled.plan.sourceTensors)
-    names.insert(t.name);
-  EXPECT_EQ(names, (std::set<std::string>{"x", "x1"}));
-}
-
-// A reshape needs its region whole from one replica: the whole copy serves
-// it (balance alone would split it between the copies).
-TEST(PlanResolution, ReshapeReadsAWholeReplica) {
-  Case c;
-  c.kind = "reshape";
-  c.config = "a -> b, reshape='[2, 2, 1]'\n";
-  c.source.push_back(key(
-      "a", {4, 1},
-      {shard(0, "src", "a", Box({0, 0}, {4, 1})),
-       shard(1, "src", "a0", Box({0, 0}, {4, 1}), FlatElementRange{0, 3}),
-       shard(1, "src", "a1", Box({0, 0}, {4, 1}), FlatElementRange{3, 4})}));
-  c.destination.push_back(
-      key("b", {2, 2, 1}, {shard(2, "dst", "b", Box({0, 0, 0}, {2, 2, 1}))}));
-  Box from = wholeBox({4, 1}), to = wholeBox({2, 2, 1});
-  c.model["b"] = [from, to](const std::string &, const Point &q) {
-    return std::make_pair(std::string("a"), pointAt(from, indexIn(to, q)));
-  };
-  Compiled compiled = compile(c);
-  ASSERT_TRUE(compiled.ok) << joined(compiled.errors);
-  EXPECT_TRUE(execute(c, compiled.plan).empty());
-  EXPECT_EQ(bytesReadPerRank(compiled.plan),
-            (std::vector<int64_t>{16, 0, 0}));
-}
-
-// A shard whose box covers a reshaped region but whose flat range stores
-// none of it does not take part: a[2:4] comes whole from the shard that
-// stores it. a [4, 1]: box [0:4] flat [0, 2) on rank 0, box [2:4] on rank 1.
-TEST(PlanResolution, ReshapeIgnoresBoxesThatStoreNoneOfTheRegion) {
-  Case c;
-  c.kind = "reshape";
-  c.config = "a -> b, reshape='[2, 2, 1]'\n";
-  c.source.push_back(key(
-      "a", {4, 1},
-      {shard(0, "src", "a", Box({0, 0}, {4, 1}), FlatElementRange{0, 2}),
-       shard(1, "src", "a", Box({2, 0}, {2, 1}))}));
-  c.destination.push_back(
-      key("b", {2, 2, 1},
-          {shard(0, "dst", "b", Box({0, 0, 0}, {1, 2, 1})),
-           shard(1, "dst", "b", Box({1, 0, 0}, {1, 2, 1}))}));
-  Box from = wholeBox({4, 1}), to = wholeBox({2, 2, 1});
-  c.model["b"] = [from, to](const std::string &, const Point &q) {
-    return std::make_pair(std::string("a"), pointAt(from, indexIn(to, q)));
-  };
-  Compiled compiled = compile(c);
-  ASSERT_TRUE(compiled.ok) << joined(compiled.errors);
-  EXPECT_TRUE(execute(c, compiled.plan).empty());
-}
-
-} // namespace
+} // namespace aoa::plan_resolution_test
