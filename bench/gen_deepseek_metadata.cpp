@@ -73,6 +73,15 @@ static cl::opt<unsigned> destinationTp(
 static cl::opt<unsigned> destinationEp(
     "dst-ep", cl::init(16), cl::desc("Destination expert-parallel degree"),
     cl::cat(category));
+static cl::opt<std::string> queriesPath(
+    "queries", cl::desc("Also write an `aoa-compile --queries` file here: one "
+                        "query per destination shard, in key order"),
+    cl::value_desc("file"), cl::cat(category));
+static cl::opt<unsigned> queryCount(
+    "query-count", cl::init(0),
+    cl::desc("Queries to write (0: one per destination shard; more starts "
+             "over at the first shard)"),
+    cl::cat(category));
 static cl::opt<bool> betaPowOnEveryTpRank(
     "beta-pow-on-every-tp-rank",
     cl::desc("Store experts' beta-pow scalars on every TP rank of the group"),
@@ -373,6 +382,48 @@ bool writeFile(const std::string &path, const ShardMetadata &metadata) {
   return true;
 }
 
+void appendList(std::string &out, llvm::ArrayRef<int64_t> values) {
+  out += '[';
+  for (size_t i = 0; i < values.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(values[i]);
+  out += ']';
+}
+
+/// One query per destination shard (a load asks for every shard it holds),
+/// repeated from the start to reach --query-count.
+bool writeQueries(const std::string &path, const ShardMetadata &destination) {
+  std::vector<ShardId> shards;
+  for (TensorId id : destination.tensorIdsByKey())
+    for (ShardRef shard : destination.tensor(id).shards())
+      shards.push_back(shard.id());
+  size_t count = queryCount ? size_t(queryCount) : shards.size();
+  std::ofstream out(path, std::ios::binary);
+  std::string line = "{\"queries\": [\n";
+  for (size_t i = 0; i < count && !shards.empty(); ++i) {
+    ShardRef shard = destination.shard(shards[i % shards.size()]);
+    TensorRef tensor = destination.tensor(shard.tensorId());
+    line += "  {\"key\": \"" + std::string(tensor.key()) +
+            "\", \"global_offset\": ";
+    appendList(line, shard.globalOffset());
+    line += ", \"local_shape\": ";
+    appendList(line, shard.localShape());
+    line += ", \"global_shape\": ";
+    appendList(line, tensor.globalShape());
+    line += ", \"dtype\": \"" + std::string(dtypeName(tensor.dtype())) +
+            "\"}" + (i + 1 < count ? ",\n" : "\n");
+    out << line;
+    line.clear();
+  }
+  out << line << "]}\n";
+  out.close();
+  if (!out) {
+    std::cerr << "aoa-bench-gen-metadata: cannot write " << path << "\n";
+    return false;
+  }
+  std::cout << "queries: " << count << " -> " << path << "\n";
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -404,6 +455,9 @@ int main(int argc, char **argv) {
               << side.parallel.ep << ", " << metadata.tensorCount()
               << " tensors, " << metadata.shardCount() << " shards -> "
               << side.path << "\n";
+    if (&side.path == &destinationPath.getValue() && !queriesPath.empty() &&
+        !writeQueries(queriesPath, metadata))
+      return 1;
   }
   return 0;
 }

@@ -98,8 +98,29 @@ void printPlanSummary(const plan::Plan &plan, std::ostream &os,
   table.row({"rank", "instructions", "read", "sent", "received", "written",
              "peak buffers"});
   std::vector<size_t> overBudget;
+  // Ranks without instructions get no row: rank ids may be sparse (ranks 0
+  // and 2^24-1 alone), and a row per idle rank would be millions of lines.
+  std::string idle;
+  size_t idleCount = 0;
+  auto addIdleRun = [&](size_t first, size_t last) {
+    idle += (idle.empty() ? "" : ", ") + std::to_string(first) +
+            (last > first ? "-" + std::to_string(last) : "");
+  };
+  size_t idleFrom = 0;
+  bool inIdleRun = false;
+  for (size_t r = 0; r <= costs.size(); ++r) {
+    bool isIdle = r < costs.size() && costs[r].instructions == 0;
+    if (isIdle && !inIdleRun)
+      idleFrom = r;
+    if (!isIdle && inIdleRun)
+      addIdleRun(idleFrom, r - 1);
+    inIdleRun = isIdle;
+    idleCount += isIdle;
+  }
   for (size_t r = 0; r < costs.size(); ++r) {
     const plan::RankCost &c = costs[r];
+    if (c.instructions == 0)
+      continue;
     bool over = budgeted && c.peakBufferBytes > plan.memoryBudget;
     if (over)
       overBudget.push_back(r);
@@ -113,6 +134,9 @@ void printPlanSummary(const plan::Plan &plan, std::ostream &os,
              sizeCell(total.bytesReceived), sizeCell(total.bytesWritten),
              "max " + sizeCell(total.peakBufferBytes)});
   table.print(os);
+  if (idleCount)
+    os << "idle (no instructions): " << plural(idleCount, "rank") << " ("
+       << idle << ")\n";
 
   if (!overBudget.empty()) {
     os << "\n! the peak buffer memory of "

@@ -176,7 +176,7 @@ bool runStages(CompileOptions options, SourceManager &sources,
   if (!options.queriesPath.empty()) {
     std::optional<std::vector<TensorDesc>> queries =
         loadQueries(options.queriesPath, sources, diags,
-                    &state.queryLocations);
+                    &state.locateQuery);
     if (!queries)
       return false;
     state.queries = std::move(*queries);

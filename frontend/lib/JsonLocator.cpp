@@ -101,9 +101,27 @@ JsonLocator::findMember(size_t at, std::string_view key) const {
   return std::nullopt;
 }
 
+std::vector<size_t>
+JsonLocator::elementOffsets(llvm::ArrayRef<JsonPathStep> path) const {
+  std::vector<size_t> offsets;
+  size_t at = valueOffset(path);
+  if (charAt(at) != '[')
+    return offsets;
+  at = skipSpace(at + 1);
+  if (charAt(at) == ']')
+    return offsets;
+  for (;;) {
+    offsets.push_back(at);
+    at = skipSpace(skipValue(at));
+    if (charAt(at) != ',')
+      return offsets;
+    at = skipSpace(at + 1);
+  }
+}
+
 std::pair<size_t, size_t>
-JsonLocator::find(llvm::ArrayRef<JsonPathStep> path) const {
-  size_t value = skipSpace(0);
+JsonLocator::find(llvm::ArrayRef<JsonPathStep> path, size_t from) const {
+  size_t value = from;
   size_t key = value;
   for (const JsonPathStep &step : path) {
     if (step.isIndex) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace aoa {
 
@@ -48,6 +49,16 @@ public:
   size_t keyOffset(llvm::ArrayRef<JsonPathStep> path) const {
     return find(path).first;
   }
+  /// keyOffset of `path` taken from the value at offset `from` (an offset
+  /// this locator returned) instead of from the root.
+  size_t keyOffsetFrom(size_t from, llvm::ArrayRef<JsonPathStep> path) const {
+    return find(path, from).first;
+  }
+
+  /// The value offsets of every element of the array at `path`, in one walk
+  /// of it (empty when there is no array there): locating element i of a
+  /// long array with keyOffset walks the i elements before it each time.
+  std::vector<size_t> elementOffsets(llvm::ArrayRef<JsonPathStep> path) const;
 
   /// A key given twice in one object (nlohmann keeps only one of them).
   struct DuplicateKey {
@@ -60,7 +71,11 @@ public:
 
 private:
   /// (key offset, value offset) of the deepest value on `path`.
-  std::pair<size_t, size_t> find(llvm::ArrayRef<JsonPathStep> path) const;
+  std::pair<size_t, size_t> find(llvm::ArrayRef<JsonPathStep> path) const {
+    return find(path, skipSpace(0));
+  }
+  std::pair<size_t, size_t> find(llvm::ArrayRef<JsonPathStep> path,
+                                 size_t from) const;
   /// The value offset of element `index` of the array at `at`.
   std::optional<size_t> findElement(size_t at, size_t index) const;
   /// (key offset, value offset) of member `key` of the object at `at`.

@@ -7,6 +7,7 @@
 #include "JsonSupport.h"
 
 #include <algorithm>
+#include <memory>
 
 namespace aoa {
 
@@ -17,15 +18,44 @@ constexpr const char *kExample =
     "\"global_offset\": [0, 0], \"local_shape\": [4, 2], \"global_shape\": "
     "[8, 2], \"dtype\": \"float32\"}]}";
 
+/// Finds where queries are written, for diagnostics. The offsets of all
+/// queries are found in one walk of the file, the first time one is asked
+/// for: a walk per query would make a long query file quadratic.
+class QueryIndex {
+public:
+  QueryIndex(const SourceManager &sources, uint32_t buffer)
+      : sources_(sources), buffer_(buffer) {}
+
+  /// The query `index` (its opening brace), or its member `field`.
+  SourceLocation locate(size_t index, const std::string &field) {
+    JsonLocator locator(sources_.text(buffer_));
+    if (!offsets_)
+      offsets_ = locator.elementOffsets({JsonPathStep::member("queries")});
+    if (index >= offsets_->size())
+      return SourceLocation{buffer_, 1, 1};
+    size_t at = (*offsets_)[index];
+    if (!field.empty())
+      at = locator.keyOffsetFrom(at, {JsonPathStep::member(field)});
+    return sources_.locationForOffset(buffer_, at);
+  }
+
+private:
+  const SourceManager &sources_;
+  uint32_t buffer_;
+  std::optional<std::vector<size_t>> offsets_;
+};
+
 class QueryParser {
 public:
   QueryParser(const SourceManager &sources, uint32_t buffer,
               DiagnosticEngine &diags)
       : sources_(sources), buffer_(buffer), diags_(diags),
-        locator_(sources.text(buffer)) {}
+        index_(std::make_shared<QueryIndex>(sources, buffer)) {}
 
-  /// Where each returned query is written.
-  std::vector<SourceLocation> locations;
+  /// Where a query of the file is written, found when asked.
+  QueryLocator locator() const {
+    return [index = index_](size_t i) { return index->locate(i, ""); };
+  }
 
   std::optional<std::vector<TensorDesc>> parse() {
     unsigned errorsBefore = diags_.errorCount();
@@ -48,28 +78,17 @@ public:
     std::vector<TensorDesc> queries;
     const nlohmann::ordered_json &list = (*root)["queries"];
     for (size_t i = 0; i < list.size(); ++i)
-      if (std::optional<TensorDesc> q = parseQuery(list[i], i)) {
+      if (std::optional<TensorDesc> q = parseQuery(list[i], i))
         queries.push_back(std::move(*q));
-        locations.push_back(locate(i, ""));
-      }
     if (diags_.errorCount() != errorsBefore)
       return std::nullopt;
     return queries;
   }
 
 private:
-  /// The query `index` (its opening brace), or its member `field`.
-  SourceLocation locate(size_t index, const std::string &field) const {
-    std::vector<JsonPathStep> path{JsonPathStep::member("queries"),
-                                   JsonPathStep::element(index)};
-    if (!field.empty())
-      path.push_back(JsonPathStep::member(field));
-    return sources_.locationForOffset(buffer_, locator_.keyOffset(path));
-  }
-
   InFlightDiagnostic error(size_t index, const std::string &field,
                            std::string message) {
-    return diags_.error(locate(index, field), "queries[" + std::to_string(index) + "]" +
+    return diags_.error(index_->locate(index, field), "queries[" + std::to_string(index) + "]" +
                                 (field.empty() ? "" : "." + field) + ": " +
                                 std::move(message));
   }
@@ -153,7 +172,7 @@ private:
   const SourceManager &sources_;
   uint32_t buffer_;
   DiagnosticEngine &diags_;
-  JsonLocator locator_;
+  std::shared_ptr<QueryIndex> index_;
 };
 
 } // namespace
@@ -161,25 +180,25 @@ private:
 std::optional<std::vector<TensorDesc>>
 loadQueriesText(const std::string &path, std::string text,
                 SourceManager &sources, DiagnosticEngine &diags,
-                std::vector<SourceLocation> *locations) {
+                QueryLocator *locate) {
   uint32_t buffer = sources.addBuffer(path, std::move(text));
   QueryParser parser(sources, buffer, diags);
   std::optional<std::vector<TensorDesc>> queries = parser.parse();
-  if (queries && locations)
-    *locations = std::move(parser.locations);
+  if (queries && locate)
+    *locate = parser.locator();
   return queries;
 }
 
 std::optional<std::vector<TensorDesc>>
 loadQueries(const std::string &path, SourceManager &sources,
-            DiagnosticEngine &diags, std::vector<SourceLocation> *locations) {
+            DiagnosticEngine &diags, QueryLocator *locate) {
   std::string text;
   if (std::optional<std::string> failure = readFileToString(path, text)) {
     diags.error(SourceLocation{}, "cannot read query file '" + path + "': " +
                                       *failure);
     return std::nullopt;
   }
-  return loadQueriesText(path, std::move(text), sources, diags, locations);
+  return loadQueriesText(path, std::move(text), sources, diags, locate);
 }
 
 } // namespace aoa

@@ -23,6 +23,12 @@ uint32_t SourceManager::addBuffer(std::string path, std::string text,
         (c == '\r' && (i + 1 >= buffer.text.size() || buffer.text[i + 1] != '\n')))
       buffer.lineStarts.push_back(i + 1);
   }
+  std::string_view all = buffer.text;
+  size_t codePoints = 0;
+  for (size_t at = 0; at <= all.size(); at += kCodePointStride) {
+    buffer.codePointsAtStride.push_back(codePoints);
+    codePoints += countCodePoints(all.substr(at, kCodePointStride));
+  }
   buffers_.push_back(std::move(buffer));
   return static_cast<uint32_t>(buffers_.size() - 1);
 }
@@ -69,11 +75,17 @@ SourceLocation SourceManager::locationForOffset(uint32_t buffer,
   offset = std::min(offset, b.text.size());
   auto it = std::upper_bound(b.lineStarts.begin(), b.lineStarts.end(), offset);
   size_t lineIndex = static_cast<size_t>(it - b.lineStarts.begin()) - 1;
-  size_t lineStart = b.lineStarts[lineIndex];
-  std::string_view prefix =
-      std::string_view(b.text).substr(lineStart, offset - lineStart);
+  size_t column =
+      codePointsBefore(b, offset) - codePointsBefore(b, b.lineStarts[lineIndex]);
   return SourceLocation{buffer, static_cast<uint32_t>(lineIndex + 1),
-                        static_cast<uint32_t>(countCodePoints(prefix) + 1)};
+                        static_cast<uint32_t>(column + 1)};
+}
+
+size_t SourceManager::codePointsBefore(const Buffer &b, size_t offset) {
+  size_t stride = offset / kCodePointStride;
+  size_t start = stride * kCodePointStride;
+  return b.codePointsAtStride[stride] +
+         countCodePoints(std::string_view(b.text).substr(start, offset - start));
 }
 
 size_t countCodePoints(std::string_view s) {

@@ -75,9 +75,7 @@ public:
     };
     if (state.hasQueryFile || !state.destination.present()) {
       for (size_t i = 0; i < state.queries.size(); ++i) {
-        finder.setQueryOrigin(i, i < state.queryLocations.size()
-                                     ? state.queryLocations[i]
-                                     : SourceLocation{});
+        finder.setQueryIndex(i);
         answer(state.queries[i]);
       }
       return true;

@@ -1,6 +1,7 @@
 //===- FusedLayout.cpp -----------------------------------------------------===//
 #include "FusedLayout.h"
 
+#include "ExpansionLimits.h"
 #include "MacroUtils.h"
 
 #include "aoa/passes/AxisTrace.h"
@@ -16,6 +17,58 @@ FusedExpansion::FusedExpansion(CompilationState &state,
       axis_ = axis->integer();
   tagLocation_ = statement.tags.empty() ? statement.location
                                         : statement.tags.front().location;
+}
+
+bool FusedExpansion::checkHeadBounds(int64_t heads, int64_t groups) {
+  const Attribute *attribute = statement_.findAttribute("num_heads");
+  SourceLocation at = attribute ? attribute->valueLocation : tagLocation_;
+  if (heads > kMaxExpandedNames || groups > kMaxExpandedNames ||
+      heads + 2 * groups > kMaxExpandedNames) {
+    reportAt(state_, statement_, at,
+             "num_heads=" + std::to_string(heads) +
+                 " and num_key_value_groups=" + std::to_string(groups) +
+                 " make more than " + std::to_string(kMaxExpandedNames) +
+                 " heads to move one by one")
+        .hint("num_heads and num_key_value_groups count attention heads of "
+              "one layer");
+    return false;
+  }
+  // The names the statement reads are keys of the source (of the
+  // destination under --reverse); those it writes, of the other side.
+  bool reverse = state_.program.reverse;
+  auto check = [&](const Name &name, bool read, int64_t count,
+                   const char *what) {
+    const KeySpace &keys = read != reverse ? state_.source : state_.destination;
+    std::optional<TensorType> type = storedKeyType(keys, name);
+    if (!type)
+      return true;
+    std::optional<size_t> axis = normalizedAxis(axis_, type->shape.size());
+    if (!axis || type->shape[*axis] >= count)
+      return true; // a bad axis is reported where it is used
+    reportAt(state_, statement_, at,
+             std::string(what) + " " + std::to_string(count) + " exceeds the " +
+                 std::to_string(type->shape[*axis]) + " elements of '" +
+                 name.text + "' (" + printTensorType(*type) +
+                 ") along axis " + std::to_string(*axis) +
+                 ": every head needs at least one")
+        .hint("check num_heads and num_key_value_groups against the model's "
+              "config (and the fused axis, `axis`, default 1)");
+    return false;
+  };
+  const std::vector<Name> &lhs = statement_.lhs, &rhs = statement_.rhs;
+  std::string all = "num_heads + 2 * num_key_value_groups =";
+  if (lhs.size() == 1 && !check(lhs[0], true, heads + 2 * groups, all.c_str()))
+    return false;
+  if (rhs.size() == 1 && !check(rhs[0], false, heads + 2 * groups, all.c_str()))
+    return false;
+  const std::vector<Name> &parts = lhs.size() == 3 ? lhs : rhs;
+  bool partsRead = lhs.size() == 3;
+  if (parts.size() == 3 &&
+      (!check(parts[0], partsRead, heads, "num_heads") ||
+       !check(parts[1], partsRead, groups, "num_key_value_groups") ||
+       !check(parts[2], partsRead, groups, "num_key_value_groups")))
+    return false;
+  return true;
 }
 
 Name FusedExpansion::piece(const std::string &label) const {

@@ -32,6 +32,11 @@ public:
   /// 1 when there is no destination layout.
   std::optional<int64_t> rightShardCount(const Name &name);
 
+  /// Refuses head counts that cannot fit, before any piece is made: more
+  /// than kMaxExpandedNames pieces (heads + 2 * groups), or more pieces than
+  /// the fused key (or a q/k/v key) has elements along the fused axis.
+  bool checkHeadBounds(int64_t heads, int64_t groups);
+
   /// Reports that `heads` cannot be split over `shards` shards.
   bool checkDivisible(int64_t heads, const char *what, int64_t shards,
                       const Name &name, const char *side);

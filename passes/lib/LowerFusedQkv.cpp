@@ -27,6 +27,7 @@ public:
 
 bool LowerFusedQkvPass::run(CompilationState &state) {
   std::vector<Statement> out;
+  bool ok = true;
   size_t index = 0;
   for (const Statement &statement : state.program.statements) {
     ++index;
@@ -37,6 +38,10 @@ bool LowerFusedQkvPass::run(CompilationState &state) {
     FusedExpansion e(state, statement, name(), index);
     int64_t heads = statement.findAttribute("num_heads")->integer();
     int64_t groups = statement.findAttribute("num_key_value_groups")->integer();
+    if (!e.checkHeadBounds(heads, groups)) {
+      ok = false;
+      continue;
+    }
     int64_t perGroup = heads / groups;
     auto pieces = [&](const char *label, int64_t n) {
       std::vector<Name> names;
@@ -64,7 +69,7 @@ bool LowerFusedQkvPass::run(CompilationState &state) {
     }
   }
   state.program.statements = std::move(out);
-  return true;
+  return ok;
 }
 
 } // namespace

@@ -73,6 +73,10 @@ bool LowerFusedQkvOldPass::run(CompilationState &state) {
     FusedExpansion e(state, statement, name(), index);
     int64_t heads = statement.findAttribute("num_heads")->integer();
     int64_t groups = statement.findAttribute("num_key_value_groups")->integer();
+    if (!e.checkHeadBounds(heads, groups)) {
+      ok = false;
+      continue;
+    }
     if (statement.lhs.size() == 1) {
       const Name &fused = statement.lhs[0];
       std::optional<int64_t> tSrc = headShards(e, fused, true, heads, groups);

@@ -50,8 +50,7 @@ public:
   }
 
   SourceLocation queryLocation(size_t i) const {
-    return i < state_.queryLocations.size() ? state_.queryLocations[i]
-                                            : SourceLocation{};
+    return state_.locateQuery ? state_.locateQuery(i) : SourceLocation{};
   }
 
   /// A query names a destination key, or without a destination layout one

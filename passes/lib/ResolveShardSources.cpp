@@ -74,7 +74,7 @@ public:
     state_.plan.destinationTensors.reserve(destination.shardCount());
     state_.plan.sourceTensors.reserve(source.shardCount());
     state_.transfers.reserve(2 * destination.shardCount());
-    readBytes_.assign(ranks, 0);
+    readBytes_.clear();
     fileReadBytes_.assign(source.files().size(), 0);
 
     for (TensorId id : destination.tensorIdsByKey()) {
@@ -596,7 +596,9 @@ private:
   CompilationState &state_;
   ShardSourceFinder finder_;
   ErrorBudget budget_;
-  std::vector<int64_t> readBytes_;
+  /// Bytes read so far by each rank that reads; a map, as rank ids can be
+  /// sparse (ranks 0 and 2^24-1 alone must not make a table of 2^24).
+  std::unordered_map<uint32_t, int64_t> readBytes_;
   std::vector<int64_t> fileReadBytes_; ///< by source metadata file id
   std::unordered_map<TensorId, std::vector<ReplicaGroup>> sourceReplicas_;
   /// (segment, rank) -> the replica that rank reads it from, for segments

@@ -236,7 +236,9 @@ private:
   }
 
   void assignRounds(const std::vector<Transfer> &transfers) {
-    std::vector<int64_t> used(plan_.ranks, 0);
+    // Per rank, by the ranks a round touches: rank ids may be sparse, and
+    // clearing a table of every rank per round would cost ranks x rounds.
+    std::unordered_map<uint32_t, int64_t> used;
     uint32_t round = 0;
     bool empty = true;
     for (ReadGroup &group : groups_) {
@@ -246,7 +248,7 @@ private:
         fits &= used[rank] + bytes <= plan_.memoryBudget;
       if (!fits && !empty) {
         ++round;
-        std::fill(used.begin(), used.end(), 0);
+        used.clear();
       }
       for (const auto &[rank, bytes] : need)
         used[rank] += bytes;
@@ -277,9 +279,12 @@ private:
                  const std::vector<size_t> &groups) {
     using plan::Instruction;
     using plan::Opcode;
-    // Per rank: reads, then sends and receives, then copies and writes.
-    std::vector<std::vector<Instruction>> reads(plan_.ranks), exchange(plan_.ranks),
-        tail(plan_.ranks);
+    // Per rank: reads, then sends and receives, then copies and writes; only
+    // for the ranks the round's groups touch (rank ids may be sparse).
+    struct RankLists {
+      std::vector<Instruction> reads, exchange, tail;
+    };
+    std::map<uint32_t, RankLists> lists;
     // (sender, receiver) -> buffers on each side, in group order.
     std::map<std::pair<uint32_t, uint32_t>,
              std::pair<std::vector<uint32_t>, std::vector<uint32_t>>>
@@ -295,7 +300,7 @@ private:
       read.buffer = readBuffer;
       read.tensor = first.sourceTensor;
       read.region = first.sourceRegion;
-      reads[first.sourceRank].push_back(read);
+      lists[first.sourceRank].reads.push_back(read);
       // rank -> the buffer holding the data there
       llvm::SmallVector<std::pair<uint32_t, uint32_t>, 4> arrived{
           {first.sourceRank, readBuffer}};
@@ -322,7 +327,7 @@ private:
           copy.buffer = out;
           copy.input = data;
           copy.transform = steps(t);
-          tail[t.destinationRank].push_back(copy);
+          lists[t.destinationRank].tail.push_back(copy);
           data = out;
         }
         Instruction write;
@@ -330,7 +335,7 @@ private:
         write.buffer = data;
         write.tensor = t.destinationTensor;
         write.region = t.destinationRegion;
-        tail[t.destinationRank].push_back(write);
+        lists[t.destinationRank].tail.push_back(write);
       }
     }
     for (const auto &[ranks, buffers] : messages) {
@@ -338,24 +343,24 @@ private:
       send.opcode = Opcode::Send;
       send.peer = ranks.second;
       send.buffers = buffers.first;
-      exchange[ranks.first].push_back(send);
+      lists[ranks.first].exchange.push_back(send);
       Instruction recv;
       recv.opcode = Opcode::Recv;
       recv.peer = ranks.first;
       recv.buffers = buffers.second;
-      exchange[ranks.second].push_back(recv);
+      lists[ranks.second].exchange.push_back(recv);
     }
-    for (uint32_t rank = 0; rank < plan_.ranks; ++rank) {
+    for (auto &[rank, list] : lists) {
       std::vector<Instruction> &out =
           plan_.programs[rank].rounds[r].instructions;
       // Copies before writes keeps each write next to nothing it waits on.
-      std::stable_partition(tail[rank].begin(), tail[rank].end(),
+      std::stable_partition(list.tail.begin(), list.tail.end(),
                             [](const Instruction &i) {
                               return i.opcode == Opcode::Copy;
                             });
-      for (auto *list : {&reads[rank], &exchange[rank], &tail[rank]})
-        out.insert(out.end(), std::make_move_iterator(list->begin()),
-                   std::make_move_iterator(list->end()));
+      for (auto *part : {&list.reads, &list.exchange, &list.tail})
+        out.insert(out.end(), std::make_move_iterator(part->begin()),
+                   std::make_move_iterator(part->end()));
     }
   }
 

@@ -39,11 +39,8 @@ public:
   llvm::ArrayRef<MappingEntry> entries() const {
     return llvm::ArrayRef<MappingEntry>(entries_).take_front(used_);
   }
-  /// Where the next query comes from in a query file (for diagnostics).
-  void setQueryOrigin(size_t index, SourceLocation location) {
-    queryIndex_ = index;
-    queryAt_ = location;
-  }
+  /// The index of the next query in the query file (for diagnostics).
+  void setQueryIndex(size_t index) { queryIndex_ = index; }
 
 private:
   /// The next entry of the answer being built; entries are reused across
@@ -116,7 +113,8 @@ private:
       // Only a query file can ask this: destination shapes were checked.
       std::string where = "queries[" + std::to_string(queryIndex_) + "]: ";
       state_.diags
-          .error(queryAt_,
+          .error(state_.locateQuery ? state_.locateQuery(queryIndex_)
+                                    : SourceLocation{},
                  query.globalShape.size() != view.type.shape.size()
                      ? where + "a rank-" +
                            std::to_string(query.globalShape.size()) +
@@ -250,7 +248,6 @@ private:
   Dataflow &df_;
   std::unordered_map<const View *, std::unique_ptr<PieceIndex>> indices_;
   ErrorBudget budget_;
-  SourceLocation queryAt_;
   size_t queryIndex_ = 0;
   std::set<std::string> reportedMissing_, reportedDType_;
   std::vector<MappingEntry> entries_;

@@ -13,13 +13,6 @@ void VarMappingChain::addStatement(
     const std::vector<ChainName> &lhs,
     const std::vector<std::vector<AxisStep>> &steps,
     const std::vector<ChainName> &rhs) {
-  auto add = [](Links &links, const ChainName &from, const ChainName &to,
-                const std::vector<AxisStep> &linkSteps) {
-    std::vector<Link> &targets = links[from];
-    auto same = [&](const Link &link) { return link.to == to; };
-    if (std::find_if(targets.begin(), targets.end(), same) == targets.end())
-      targets.push_back({to, linkSteps});
-  };
   for (size_t i = 0; i < lhs.size(); ++i)
     for (const ChainName &to : rhs) {
       const std::vector<AxisStep> &linkSteps = steps[i];
@@ -28,8 +21,12 @@ void VarMappingChain::addStatement(
           changedInPlace_.emplace(to, linkSteps.front().location);
         continue;
       }
-      add(forward_, lhs[i], to, linkSteps);
-      add(backward_, to, lhs[i], linkSteps);
+      // A name split into n parts has n links: finding a repeated link by
+      // a scan of them would make `y -> x[0:n]` quadratic.
+      if (!linked_.emplace(lhs[i], to).second)
+        continue;
+      forward_[lhs[i]].push_back({to, linkSteps});
+      backward_[to].push_back({lhs[i], linkSteps});
     }
 }
 

@@ -65,6 +65,42 @@ bool isWrongValue(simdjson::error_code code) {
          code == simdjson::NUMBER_ERROR;
 }
 
+bool isJsonSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/// Where the JSON value that starts the text ends (one past its closing
+/// bracket), found by matching brackets outside strings; nullopt when the
+/// text does not start with an object or array or its brackets do not
+/// match, which the parser reports better.
+std::optional<size_t> endOfTopLevelValue(std::string_view text) {
+  size_t at = 0;
+  while (at < text.size() && isJsonSpace(text[at]))
+    ++at;
+  std::string open;
+  for (; at < text.size(); ++at) {
+    char c = text[at];
+    if (c == '"') {
+      for (++at; at < text.size() && text[at] != '"'; ++at)
+        if (text[at] == '\\')
+          ++at;
+      if (at >= text.size())
+        return std::nullopt;
+    } else if (c == '{' || c == '[') {
+      open += c == '{' ? '}' : ']';
+    } else if (c == '}' || c == ']') {
+      if (open.empty() || open.back() != c)
+        return std::nullopt;
+      open.pop_back();
+      if (open.empty())
+        return at + 1;
+    } else if (open.empty()) {
+      return std::nullopt; // a scalar at the top: not a header
+    }
+  }
+  return std::nullopt;
+}
+
 /// One parse of one header: the text, the limits, and the result so far.
 /// The member functions that return bool return false after storing the
 /// problem in error_.
@@ -122,6 +158,16 @@ private:
                 simdjson::error_message(code));
   }
 
+  /// Something other than padding after the header's object, at `at`.
+  Error trailingBytes(size_t at) {
+    return fail("unexpected bytes after the header's JSON object, at byte " +
+                    std::to_string(at) + " of the header (file offset " +
+                    std::to_string(at + 8) + ")",
+                "a safetensors header is one JSON object, padded with spaces "
+                "up to the header length; the file is corrupt or its header "
+                "length is wrong: re-copy or re-save it");
+  }
+
   simdjson::padded_string json_;
   uint64_t dataSize_;
   std::string_view fileName_;
@@ -133,6 +179,18 @@ private:
 };
 
 Expected<SafetensorsHeader> HeaderParser::parse() {
+  // Bytes after the object would make the parser stop somewhere inside the
+  // header ("document ended early" for an unbalanced quote or bracket), so
+  // they are found first. The format pads a header with spaces up to its
+  // length; those are whitespace after the object and stay accepted.
+  std::string_view text(json_.data(), json_.size());
+  if (std::optional<size_t> end = endOfTopLevelValue(text)) {
+    size_t extra = *end;
+    while (extra < text.size() && isJsonSpace(text[extra]))
+      ++extra;
+    if (extra < text.size())
+      return trailingBytes(extra);
+  }
   if (simdjson::error_code code = parser_.iterate(json_).get(document_)) {
     if (code == simdjson::EMPTY)
       return fail("the header is empty");
@@ -157,8 +215,7 @@ Expected<SafetensorsHeader> HeaderParser::parse() {
   // there is no current location.
   const char *trailing = nullptr;
   if (!document_.current_location().get(trailing))
-    return fail("unexpected text after the header's JSON object, at byte " +
-                std::to_string(trailing - json_.data()));
+    return trailingBytes(size_t(trailing - json_.data()));
   if (!checkOverlaps())
     return *error_;
   return std::move(header_);

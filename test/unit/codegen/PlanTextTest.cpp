@@ -965,6 +965,24 @@ TEST(PlanSummaryTest, Table) {
             "25.6x as much\n");
 }
 
+TEST(PlanSummaryTest, IdleRanksHaveNoRow) {
+  // Rank ids may be sparse (issue 20 C2): a plan of ranks 0 and 2^24-1
+  // printed a row for each of the 2^24 ranks. Idle ranks are one line.
+  plan::Plan p = samplePlan();
+  p.ranks = 6;
+  p.programs.resize(6);
+  std::swap(p.programs[1], p.programs[4]);
+  std::ostringstream os;
+  printPlanSummary(p, os, -1);
+  std::string text = os.str();
+  EXPECT_NE(text.find("\n0                 9"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n4                11"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\n1 "), std::string::npos) << text;
+  EXPECT_NE(text.find("max 320 B\nidle (no instructions): 4 ranks (1-3, 5)\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(PlanSummaryTest, LargeSizesShowExactBytes) {
   plan::Plan p;
   p.ranks = 1;

@@ -117,6 +117,35 @@ TEST(SourceManager, LocationForOffsetAndLines) {
   EXPECT_EQ(sources.lineText(buffer, 4), "");
 }
 
+TEST(SourceManager, ColumnsOnLongLinesCountCodePoints) {
+  // Columns on a line of several strides (the manager keeps code point
+  // counts every 1024 bytes so that a column costs no walk of the whole
+  // line: issue 20 H1), with 2-, 3- and 4-byte UTF-8 sequences crossing the
+  // stride boundaries, agree with counting from the line's start.
+  std::string text = "first line\n";
+  const char *pieces[] = {"a", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", ";"};
+  for (size_t i = 0; text.size() < 5000; ++i)
+    text += pieces[(i * 7) % 5];
+  text += "\nlast";
+  SourceManager sources;
+  uint32_t buffer = sources.addBuffer("f", text);
+  size_t lineStart = text.find('\n') + 1;
+  size_t lineEnd = text.rfind('\n');
+  for (size_t offset = lineStart; offset <= lineEnd; ++offset) {
+    if ((static_cast<unsigned char>(text[offset]) & 0xC0) == 0x80)
+      continue; // inside a sequence
+    uint32_t column = static_cast<uint32_t>(
+        countCodePoints(std::string_view(text).substr(lineStart,
+                                                      offset - lineStart)) +
+        1);
+    ASSERT_EQ(sources.locationForOffset(buffer, offset),
+              (SourceLocation{buffer, 2, column}))
+        << "offset " << offset;
+  }
+  EXPECT_EQ(sources.locationForOffset(buffer, text.size()),
+            (SourceLocation{buffer, 3, 5}));
+}
+
 TEST(Diagnostics, ClosestSpelling) {
   std::vector<std::string> keys = {"axis", "permute", "dtype"};
   EXPECT_EQ(closestSpelling("axsi", keys), "axis");

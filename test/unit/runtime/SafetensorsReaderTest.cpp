@@ -208,8 +208,44 @@ TEST_F(SafetensorsReaderTest, MalformedJson) {
   EXPECT_THAT(headerError("[1, 2]", 0),
               HasSubstr(": the header is not a JSON object"));
   EXPECT_THAT(headerError(R"({} {})", 0),
-              HasSubstr(": unexpected text after the header's JSON object, "
-                        "at byte 3"));
+              HasSubstr(": unexpected bytes after the header's JSON object, "
+                        "at byte 3 of the header (file offset 11)"));
+}
+
+TEST_F(SafetensorsReaderTest, TrailingBytesAfterTheHeaderObject) {
+  // Garbage that unbalances quotes or brackets used to stop the JSON parser
+  // inside the header with "document ended early"; the message now names
+  // the first byte after the object that is not padding.
+  std::string tensor =
+      R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+  size_t end = tensor.size();
+  for (const std::string &garbage :
+       {std::string("\""), std::string("}"), std::string("]"),
+        std::string("xyz"), std::string("{\"a\":"), std::string("\0\0", 2),
+        std::string("  \"x")}) {
+    std::string header = tensor + garbage;
+    size_t at = header.find_first_not_of(' ', end);
+    EXPECT_EQ(headerError(header, 4),
+              dir.file("x.st") +
+                  ": unexpected bytes after the header's JSON object, at "
+                  "byte " + std::to_string(at) + " of the header (file "
+                  "offset " + std::to_string(at + 8) + ")\nhint: a "
+                  "safetensors header is one JSON object, padded with spaces "
+                  "up to the header length; the file is corrupt or its header "
+                  "length is wrong: re-copy or re-save it")
+        << "garbage: " << garbage;
+  }
+  // Spaces (and other JSON whitespace) after the object are padding.
+  for (const char *padding : {"", " ", "        ", "\n\t\r "}) {
+    Expected<SafetensorsReader> reader =
+        SafetensorsReader::open(put(fileWithHeader(tensor + padding, 4)));
+    ASSERT_TRUE(reader) << reader.error().toString();
+    EXPECT_NE(reader->find("w"), nullptr);
+  }
+  // Brackets that do not match are a syntax error inside the object, not
+  // bytes after it.
+  EXPECT_THAT(headerError(R"({"a":]} x)", 0),
+              HasSubstr("malformed JSON in the header"));
 }
 
 TEST_F(SafetensorsReaderTest, OffsetsPastTheDataSection) {

@@ -16,24 +16,30 @@
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/Mapping.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace aoa {
 
-/// Reads and checks the query file; `locations`, when given, receives where
-/// each query is written (for diagnostics about it later).
+/// Where query `index` of a loaded file is written (its opening brace), for
+/// diagnostics about it later. It reads the file's text in `sources`, which
+/// must outlive it, and finds positions only when first asked: a query file
+/// of a large model holds hundreds of thousands of queries.
+using QueryLocator = std::function<SourceLocation(size_t index)>;
+
+/// Reads and checks the query file; `locate`, when given, receives a
+/// locator of its queries.
 std::optional<std::vector<TensorDesc>>
 loadQueries(const std::string &path, SourceManager &sources,
-            DiagnosticEngine &diags,
-            std::vector<SourceLocation> *locations = nullptr);
+            DiagnosticEngine &diags, QueryLocator *locate = nullptr);
 
 /// As loadQueries, for text already in memory.
 std::optional<std::vector<TensorDesc>>
 loadQueriesText(const std::string &path, std::string text,
                 SourceManager &sources, DiagnosticEngine &diags,
-                std::vector<SourceLocation> *locations = nullptr);
+                QueryLocator *locate = nullptr);
 
 } // namespace aoa
 

@@ -58,7 +58,14 @@ private:
     std::string subPath;
     std::string text;
     std::vector<size_t> lineStarts;
+    /// Code points before every kCodePointStride-th byte, so that a column on
+    /// a long line (a JSON file or a config on one line) costs at most two
+    /// strides of counting, not the whole line before it.
+    std::vector<size_t> codePointsAtStride;
   };
+  static constexpr size_t kCodePointStride = 1024;
+  /// Code points in the first `offset` bytes of `b`.
+  static size_t codePointsBefore(const Buffer &b, size_t offset);
   std::vector<Buffer> buffers_;
 };
 

@@ -50,8 +50,9 @@ struct CompilationState {
   /// Targets to answer (`--queries`); empty means every destination shard.
   std::vector<TensorDesc> queries;
   bool hasQueryFile = false;
-  /// Where each query of the file is written.
-  std::vector<SourceLocation> queryLocations;
+  /// Where query i of the file is written; found only when a diagnostic
+  /// needs it. Set by the driver with the queries.
+  std::function<SourceLocation(size_t index)> locateQuery;
   /// Receives every answer of find-shard-sources in order (--emit=mappings
   /// streams them to the output); answers are not kept, so memory does not
   /// grow with the number of destination shards.

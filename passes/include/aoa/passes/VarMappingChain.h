@@ -21,6 +21,7 @@
 #include <iosfwd>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -107,6 +108,8 @@ private:
 
   Links forward_;
   Links backward_;
+  /// (producer, consumer) of every link recorded, to skip repeats.
+  std::set<std::pair<ChainName, ChainName>> linked_;
   /// Names a statement permutes or reshapes in place (`s -> s, permute=...`):
   /// where their axes go depends on statement order, which the chain does
   /// not keep, so walks through them stop with an error.
