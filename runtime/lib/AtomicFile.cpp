@@ -3,6 +3,7 @@
 
 #include "FileSystemSupport.h"
 #include "Messages.h"
+#include "aoa/runtime/FaultInjection.h"
 #include "aoa/runtime/FileDescriptor.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -24,7 +25,8 @@ Status syncDirectory(const std::string &directory) {
                      " to sync it failed: " + errnoText(errno),
                  kSystemErrorHint};
   // Some file systems cannot sync a directory (EINVAL); nothing is lost.
-  if (::fsync(file.get()) != 0 && errno != EINVAL)
+  if ((injectedFault(FaultPoint::Fsync) || ::fsync(file.get()) != 0) &&
+      errno != EINVAL)
     return Error{"syncing the directory " + quoteName(directory) +
                      " failed, so a rename in it may not survive a crash: " +
                      errnoText(errno),
@@ -38,7 +40,9 @@ namespace {
 bool writeAll(int fd, const char *data, size_t size) {
   size_t done = 0;
   while (done < size) {
-    ssize_t n = ::write(fd, data + done, size - done);
+    ssize_t n = injectedFault(FaultPoint::Write)
+                    ? -1
+                    : ::write(fd, data + done, size - done);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
@@ -82,11 +86,12 @@ Status writeAtomicallyWith(
     ::unlink(temporary.c_str());
     return filled;
   }
-  if (::fsync(file.get()) != 0)
+  if (injectedFault(FaultPoint::Fsync) || ::fsync(file.get()) != 0)
     return fail("flushing " + quoteName(temporary), errno);
   if (int error = file.close())
     return fail("closing " + quoteName(temporary), error);
-  if (::rename(temporary.c_str(), path.c_str()) != 0)
+  if (injectedFault(FaultPoint::Rename) ||
+      ::rename(temporary.c_str(), path.c_str()) != 0)
     return fail("renaming " + quoteName(temporary) + " to " + quoteName(path),
                 errno);
   return syncDirectory(directory);

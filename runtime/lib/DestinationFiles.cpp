@@ -6,6 +6,7 @@
 #include "aoa/ir/MetadataWriter.h"
 #include "aoa/runtime/AtomicFile.h"
 #include "aoa/runtime/ContentHash.h"
+#include "aoa/runtime/FaultInjection.h"
 #include "aoa/runtime/FileDescriptor.h"
 #include "aoa/runtime/RunJournal.h"
 #include "aoa/runtime/SafetensorsReader.h"
@@ -660,7 +661,8 @@ Status DestinationFiles::moveFilesIntoPlace() {
     if (error)
       return fileSystemError("cannot create " + quoteName(parent.string()),
                              error);
-    fs::rename(staged, target, error);
+    if (!injectedFault(FaultPoint::Rename, error))
+      fs::rename(staged, target, error);
     if (error)
       return fileSystemError("cannot move " + quoteName(staged) + " to " +
                                  quoteName(target),
