@@ -189,7 +189,14 @@ DestinationFiles::prepareDirectory(const std::string &destinationDirectory,
                         "write the converted checkpoint to another "
                         "directory; aoa-run never modifies a source "
                         "checkpoint"});
-  if (!options.overwrite && fs::exists(directory + "/metadata.json", error))
+  // Beside a journal (of this plan: checked below), metadata.json is that of
+  // an interrupted run, killed between installing it and removing the
+  // staging directory, or started with --overwrite: the same command
+  // finishes it.
+  bool interrupted =
+      !options.restart && !journalPaths(stagingDirectory).empty();
+  if (!options.overwrite && !interrupted &&
+      fs::exists(directory + "/metadata.json", error))
     return refuse(Error{"the destination directory " + quoteName(directory) +
                             " already holds a checkpoint (metadata.json)",
                         "choose an empty directory, or pass --overwrite to "
@@ -695,7 +702,8 @@ Status DestinationFiles::installCompanions() const {
                                  quoteName(target),
                              error);
     if (Status copied =
-            copyFileAtomically(sourceDirectory_ + "/" + path, target);
+            copyFileAtomically(sourceDirectory_ + "/" + path, target,
+                               stagingDirectory_);
         !copied.ok())
       return copied;
   }
@@ -710,7 +718,8 @@ Status DestinationFiles::installCompanions() const {
   }
   return writeFileAtomically(
       directory_ + "/" + plan::kHuggingFaceIndexName,
-      formatHuggingFaceIndex(std::move(weightMap), totalSize));
+      formatHuggingFaceIndex(std::move(weightMap), totalSize),
+      stagingDirectory_);
 }
 
 Status DestinationFiles::writeMetadata(const std::vector<uint64_t> &hashes) {
@@ -753,9 +762,14 @@ Status DestinationFiles::writeMetadata(const std::vector<uint64_t> &hashes) {
   std::ostringstream metadata;
   writeShardMetadata(builder.finish(), metadata);
   if (Status written =
-          writeFileAtomically(directory_ + "/metadata.json", metadata.str());
-      !written.ok())
+          writeFileAtomically(directory_ + "/metadata.json", metadata.str(),
+                              stagingDirectory_);
+      !written.ok()) {
+    // It may have failed after its rename (syncing the directory): a failed
+    // run leaves no metadata.json, or the same command would not resume.
+    ::unlink((directory_ + "/metadata.json").c_str());
     return written;
+  }
   std::error_code error;
   fs::remove_all(stagingDirectory_, error);
   if (error)

@@ -69,9 +69,10 @@ FaultSetting parseSetting(const char *value) {
 std::array<std::atomic<uint64_t>, kPointNames.size()> counts;
 
 void reportCounts() {
-  std::fprintf(stderr, "%s=count: read %llu, write %llu, fsync %llu, "
-               "rename %llu, message %llu\n", kVariable,
-               (unsigned long long)counts[0].load(),
+  std::fprintf(stderr,
+               "%s=count: read %llu, write %llu, fsync %llu, "
+               "rename %llu, message %llu\n",
+               kVariable, (unsigned long long)counts[0].load(),
                (unsigned long long)counts[1].load(),
                (unsigned long long)counts[2].load(),
                (unsigned long long)counts[3].load(),

@@ -52,15 +52,15 @@ Status exchangeWithMpi(const MpiSession &session, const RankRound &round,
                              addresses.data(), MPI_BYTE, &type);
     MPI_Type_commit(&type);
     if (injectedFault(FaultPoint::Message) && failure.ok())
-      failure = Error{"round " + std::to_string(round.roundNumber()) + ": " +
-                          (send ? "sending " : "receiving ") + "a message of " +
-                          std::to_string(messageBytes) + " bytes " +
-                          (send ? "to" : "from") + " rank " +
-                          std::to_string(inst.peer) +
-                          " failed: " + errnoText(errno),
-                      "MPI reported the failure; check the network, then "
-                      "run the same command again: it resumes from the "
-                      "files every rank finished"};
+      failure =
+          Error{"round " + std::to_string(round.roundNumber()) + ": " +
+                    (send ? "sending " : "receiving ") + "a message of " +
+                    std::to_string(messageBytes) + " bytes " +
+                    (send ? "to" : "from") + " rank " +
+                    std::to_string(inst.peer) + " failed: " + errnoText(errno),
+                "MPI reported the failure; check the network, then "
+                "run the same command again: it resumes from the "
+                "files every rank finished"};
     else if (!send)
       received += messageBytes;
     types.push_back(type);
