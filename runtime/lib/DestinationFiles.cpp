@@ -655,6 +655,18 @@ Status DestinationFiles::moveFilesIntoPlace() {
                    "the plan does not write every destination element; "
                    "recompile it"};
   }
+  // With --overwrite, DST may hold an older checkpoint: its metadata.json
+  // goes first, durably, so that it never describes a mix of new and old
+  // files (issue 20 D4).
+  std::string metadata = directory_ + "/metadata.json";
+  if (::unlink(metadata.c_str()) == 0) {
+    if (Status synced = syncDirectory(directory_); !synced.ok())
+      return synced;
+  } else if (errno != ENOENT) {
+    return Error{"cannot remove the replaced checkpoint's " +
+                     quoteName(metadata) + ": " + errnoText(errno),
+                 kSystemErrorHint};
+  }
   std::set<std::string> directories;
   for (uint32_t f = 0; f < files_.size(); ++f) {
     if (!owns(f))
