@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fault-injection sweeps and kill -9 trials of aoa-run (docs/testing.md).
 
-  fault_trials.py sweep --bin BUILD/bin [--scenario tp,hf] [--backend local|mpi]
+  fault_trials.py sweep --bin BUILD/bin [--scenario tp,hf] [--backend local|mpi|nccl-emulated]
   fault_trials.py kill  --bin BUILD/bin --trials 50 --seed 1 [--scenario big]
 
 Both set up small conversions in a work directory (a two-rank
@@ -15,15 +15,16 @@ sweep: asks aoa-run how many reads, writes, fsyncs, renames and messages a
   checks each time: exit status 1; the injected failure reported as an
   error that names a file (or, for a message, the peer rank), what was being
   done and the cause; DST holds no metadata.json and, outside DST/.aoa-run,
-  only complete destination files; the same command then succeeds (resuming)
-  and DST is byte for byte the reference, nothing else in it.
+  only complete destination files (with --overwrite: or the previous
+  checkpoint); the same command then succeeds (resuming) and DST is byte for
+  byte the reference, nothing else in it.
 
 kill: kills aoa-run with SIGKILL, at a random fault point through the hook
   (AOA_FAULT_INJECT=kill:OP:N) or after a random delay, then runs the same
   command again and compares DST byte for byte with the reference.
 
-With --backend=mpi each trial injects the fault into one rank only (an
-mpirun command line of one application context per rank).
+With --backend=mpi (or nccl-emulated) each trial injects the fault into one
+rank only (an mpirun command line of one application context per rank).
 
 Standard library only. Exits 0 when every trial passed, 1 otherwise.
 """
@@ -54,6 +55,9 @@ DOING = {
     "rename": r"renam|move",
     "message": r"sending|receiving",
 }
+# How aoa-run is told the backend, under mpirun.
+BACKEND_FLAGS = {"mpi": ["--backend=mpi"],
+                 "nccl-emulated": ["--backend=nccl", "--emulate-device"]}
 COUNT_LINE = re.compile(r"AOA_FAULT_INJECT=count: read (\d+), write (\d+), "
                         r"fsync (\d+), rename (\d+), message (\d+)")
 
@@ -185,14 +189,14 @@ class Scenario:
             command += ["-np", "1"]
             if fault and rank == fault_rank:
                 command += ["env", "AOA_FAULT_INJECT=" + fault]
-            command += [self.tool("aoa-run"), "--backend=mpi"] + self.arguments(dst)
+            command += [self.tool("aoa-run")] + BACKEND_FLAGS[self.backend] + self.arguments(dst)
         return command
 
     def counts(self):
         """{rank: {op: count}} of runs without faults, one per rank (each
         rank's own count line, whatever order mpirun prints them in)."""
         return {rank: self.rank_counts(rank) for rank in
-                range(self.ranks if self.backend == "mpi" else 1)}
+                range(self.ranks if self.backend != "local" else 1)}
 
     def rank_counts(self, rank):
         dst = os.path.join(self.work, "counted")
@@ -301,7 +305,7 @@ def sweep(args, tools, work):
                     tried += 1
                     fault = "%s:%d" % (op, number)
                     where = "%s %s%s" % (name, fault,
-                                         " rank %d" % rank if args.backend == "mpi" else "")
+                                         " rank %d" % rank if args.backend != "local" else "")
                     try:
                         trial(scenario, fault, op, number, rank, args.self_check)
                         if args.verbose:
@@ -367,7 +371,7 @@ def kill_trials(args, tools, work):
     run(scenario.command(probe))
     duration = time.monotonic() - started
     rng = random.Random(args.seed)
-    outcomes = {"killed": 0, "finished first": 0, "identical": 0}
+    outcomes = {"killed": 0, "complete": 0, "finished first": 0, "identical": 0}
     failures = 0
     points = [(rank, op, n) for rank in counts for op in OPS
               for n in range(1, counts[rank][op] + 1)]
@@ -379,7 +383,7 @@ def kill_trials(args, tools, work):
         by_point = args.mode == "point" or (args.mode == "mixed" and t % 2 == 0)
         if by_point:
             rank, op, n = rng.choice(points)
-            how = "kill:%s:%d%s" % (op, n, " rank %d" % rank if args.backend == "mpi" else "")
+            how = "kill:%s:%d%s" % (op, n, " rank %d" % rank if args.backend != "local" else "")
             result = run(scenario.command(dst, "kill:%s:%d" % (op, n), rank), check=False)
             killed = result.returncode != 0
             if scenario.backend == "local" and result.returncode != -signal.SIGKILL:
@@ -407,10 +411,18 @@ def kill_trials(args, tools, work):
             if killed:
                 state = check_failed_state(scenario.reference, dst, scenario.previous,
                                            killed=True)
-                again = run(scenario.command(dst), check=False)
-                if again.returncode != 0:
-                    raise Failure("the run after the kill failed (%d):\n%s" % (
-                        again.returncode, again.stderr))
+                if state == "the new checkpoint" and not os.path.exists(
+                        os.path.join(dst, ".aoa-run")):
+                    # Killed after its last step (removing DST/.aoa-run):
+                    # the run was complete, and the same command would say
+                    # that DST holds a checkpoint.
+                    state = "complete: killed before exiting"
+                    outcomes["complete"] += 1
+                else:
+                    again = run(scenario.command(dst), check=False)
+                    if again.returncode != 0:
+                        raise Failure("the run after the kill (%s) failed (%d):\n%s" % (
+                            state, again.returncode, again.stderr))
             else:
                 state = "finished before the kill"
             check_same_tree(scenario.reference, dst)
@@ -422,10 +434,11 @@ def kill_trials(args, tools, work):
             print("FAIL: trial %d, %s: %s" % (t, how, failure), flush=True)
             if not args.keep_going:
                 break
-    print("kill trials (%s, %s): %d trials, %d killed, %d finished before the kill, "
-          "%d byte-identical after the rerun, %d failed"
+    print("kill trials (%s, %s): %d trials, %d killed (%d once complete, before exiting), "
+          "%d finished before the kill, %d byte-identical after the rerun, %d failed"
           % (scenario.name, args.backend, outcomes["killed"] + outcomes["finished first"],
-             outcomes["killed"], outcomes["finished first"], outcomes["identical"], failures))
+             outcomes["killed"], outcomes["complete"], outcomes["finished first"],
+             outcomes["identical"], failures))
     return 1 if failures else 0
 
 
@@ -441,9 +454,12 @@ def main():
                         "temporary directory, removed when every trial passed)")
     parser.add_argument("--scenario", help="sweep: a comma list of tp, hf, big "
                         "(default tp,hf); kill: one of them (default big)")
-    parser.add_argument("--backend", choices=["local", "mpi"], default="local")
+    parser.add_argument("--backend", choices=["local", "mpi", "nccl-emulated"], default="local",
+                        help="nccl-emulated: the nccl backend on its emulated device "
+                        "(--emulate-device), under mpirun")
     parser.add_argument("--mpirun", default="mpirun --allow-run-as-root --oversubscribe",
-                        help="how to start mpi jobs (with --backend=mpi; a trailing -np is dropped)")
+                        help="how to start mpi jobs (with --backend=mpi or nccl-emulated; a trailing "
+                        "-np is dropped)")
     parser.add_argument("--ops", default=",".join(OPS),
                         help="sweep: the operations to fail (default: all)")
     parser.add_argument("--every", type=int, default=1,
@@ -467,7 +483,7 @@ def main():
         args.scenario = "tp,hf" if args.what == "sweep" else "big"
     if args.what == "kill" and "," in args.scenario:
         parser.error("kill trials take one scenario")
-    if args.backend == "mpi" and not (args.scenario in ("tp", "big") or args.what == "sweep"):
+    if args.backend != "local" and not (args.scenario in ("tp", "big") or args.what == "sweep"):
         parser.error("--backend=mpi needs a scenario with several ranks (tp, big)")
     args.mpirun_command = args.mpirun.split()
     if args.mpirun_command[-1:] == ["-np"]:  # lit's %mpirun
