@@ -9,6 +9,7 @@
 #include "aoa/runtime/Device.h"
 #include "aoa/runtime/DeviceExecutor.h"
 #include "aoa/runtime/DeviceTransport.h"
+#include "aoa/runtime/FaultInjection.h"
 #include "aoa/runtime/LocalExecutor.h"
 #include "aoa/runtime/MpiExecutor.h"
 #include "aoa/runtime/MpiSession.h"
@@ -408,6 +409,11 @@ int runWithNccl(const RunCommand &command, std::ostream &err) {
 } // namespace
 
 int runPlanCommand(const RunCommand &command, std::ostream &err) {
+  if (runtime::Status hook = runtime::checkFaultInjectionSetting();
+      !hook.ok()) {
+    printError(err, hook.error());
+    return 1;
+  }
   if (command.backend == "local")
     return runLocally(command, err);
   if (command.backend == "mpi")

@@ -3,6 +3,7 @@
 
 #include "FileSystemSupport.h"
 #include "Messages.h"
+#include "aoa/runtime/FaultInjection.h"
 #include "aoa/runtime/FileDescriptor.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -24,7 +25,8 @@ Status syncDirectory(const std::string &directory) {
                      " to sync it failed: " + errnoText(errno),
                  kSystemErrorHint};
   // Some file systems cannot sync a directory (EINVAL); nothing is lost.
-  if (::fsync(file.get()) != 0 && errno != EINVAL)
+  if ((injectedFault(FaultPoint::Fsync) || ::fsync(file.get()) != 0) &&
+      errno != EINVAL)
     return Error{"syncing the directory " + quoteName(directory) +
                      " failed, so a rename in it may not survive a crash: " +
                      errnoText(errno),
@@ -38,7 +40,9 @@ namespace {
 bool writeAll(int fd, const char *data, size_t size) {
   size_t done = 0;
   while (done < size) {
-    ssize_t n = ::write(fd, data + done, size - done);
+    ssize_t n = injectedFault(FaultPoint::Write)
+                    ? -1
+                    : ::write(fd, data + done, size - done);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
@@ -51,16 +55,18 @@ bool writeAll(int fd, const char *data, size_t size) {
 /// The atomic-write protocol of the file comment; `fill` writes the
 /// contents into the temporary (an open, empty file).
 Status writeAtomicallyWith(
-    const std::string &path,
+    const std::string &path, const std::string &temporaryDirectory,
     llvm::function_ref<Status(int fd, const std::string &temporary)> fill) {
   auto [directory, fileName] = splitPath(path);
+  const std::string &temporaries =
+      temporaryDirectory.empty() ? directory : temporaryDirectory;
   std::string temporary;
   FileDescriptor file;
   for (int attempt = 0; !file.isOpen() && attempt < 100; ++attempt) {
     char suffix[16];
     std::snprintf(suffix, sizeof(suffix), "%08x",
                   unsigned(temporarySuffix(attempt)));
-    temporary = directory + "/." + fileName + ".tmp." + suffix;
+    temporary = temporaries + "/." + fileName + ".tmp." + suffix;
     file = FileDescriptor(::open(
         temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
     if (!file.isOpen() && errno != EEXIST) {
@@ -72,7 +78,7 @@ Status writeAtomicallyWith(
   }
   if (!file.isOpen())
     return Error{"cannot find an unused temporary name for " + quoteName(path),
-                 "remove stale .*.tmp.* files from " + quoteName(directory)};
+                 "remove stale .*.tmp.* files from " + quoteName(temporaries)};
   auto fail = [&](const std::string &what, int error) -> Error {
     ::unlink(temporary.c_str());
     return Error{what + " failed: " + errnoText(error),
@@ -82,11 +88,12 @@ Status writeAtomicallyWith(
     ::unlink(temporary.c_str());
     return filled;
   }
-  if (::fsync(file.get()) != 0)
+  if (injectedFault(FaultPoint::Fsync) || ::fsync(file.get()) != 0)
     return fail("flushing " + quoteName(temporary), errno);
   if (int error = file.close())
     return fail("closing " + quoteName(temporary), error);
-  if (::rename(temporary.c_str(), path.c_str()) != 0)
+  if (injectedFault(FaultPoint::Rename) ||
+      ::rename(temporary.c_str(), path.c_str()) != 0)
     return fail("renaming " + quoteName(temporary) + " to " + quoteName(path),
                 errno);
   return syncDirectory(directory);
@@ -94,9 +101,11 @@ Status writeAtomicallyWith(
 
 } // namespace
 
-Status writeFileAtomically(const std::string &path, std::string_view contents) {
+Status writeFileAtomically(const std::string &path, std::string_view contents,
+                           const std::string &temporaryDirectory) {
   return writeAtomicallyWith(
-      path, [&](int fd, const std::string &temporary) -> Status {
+      path, temporaryDirectory,
+      [&](int fd, const std::string &temporary) -> Status {
         if (!writeAll(fd, contents.data(), contents.size())) {
           int error = errno;
           return Error{"writing " + quoteName(temporary) +
@@ -107,7 +116,8 @@ Status writeFileAtomically(const std::string &path, std::string_view contents) {
       });
 }
 
-Status copyFileAtomically(const std::string &from, const std::string &to) {
+Status copyFileAtomically(const std::string &from, const std::string &to,
+                          const std::string &temporaryDirectory) {
   FileDescriptor source(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
   if (!source.isOpen()) {
     int error = errno;
@@ -128,7 +138,8 @@ Status copyFileAtomically(const std::string &from, const std::string &to) {
                  "only regular files (or links to them) are copied"};
   uint64_t size = uint64_t(status.st_size);
   return writeAtomicallyWith(
-      to, [&](int fd, const std::string &temporary) -> Status {
+      to, temporaryDirectory,
+      [&](int fd, const std::string &temporary) -> Status {
         for (uint64_t done = 0; done < size;) {
           size_t piece = size_t(std::min<uint64_t>(size - done, 1ull << 30));
           TransferResult moved = copyAt(source.get(), done, fd, done, piece);

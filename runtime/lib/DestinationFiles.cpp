@@ -6,6 +6,7 @@
 #include "aoa/ir/MetadataWriter.h"
 #include "aoa/runtime/AtomicFile.h"
 #include "aoa/runtime/ContentHash.h"
+#include "aoa/runtime/FaultInjection.h"
 #include "aoa/runtime/FileDescriptor.h"
 #include "aoa/runtime/RunJournal.h"
 #include "aoa/runtime/SafetensorsReader.h"
@@ -188,7 +189,14 @@ DestinationFiles::prepareDirectory(const std::string &destinationDirectory,
                         "write the converted checkpoint to another "
                         "directory; aoa-run never modifies a source "
                         "checkpoint"});
-  if (!options.overwrite && fs::exists(directory + "/metadata.json", error))
+  // Beside a journal (of this plan: checked below), metadata.json is that of
+  // an interrupted run, killed between installing it and removing the
+  // staging directory, or started with --overwrite: the same command
+  // finishes it.
+  bool interrupted =
+      !options.restart && !journalPaths(stagingDirectory).empty();
+  if (!options.overwrite && !interrupted &&
+      fs::exists(directory + "/metadata.json", error))
     return refuse(Error{"the destination directory " + quoteName(directory) +
                             " already holds a checkpoint (metadata.json)",
                         "choose an empty directory, or pass --overwrite to "
@@ -647,6 +655,18 @@ Status DestinationFiles::moveFilesIntoPlace() {
                    "the plan does not write every destination element; "
                    "recompile it"};
   }
+  // With --overwrite, DST may hold an older checkpoint: its metadata.json
+  // goes first, durably, so that it never describes a mix of new and old
+  // files (issue 20 D4).
+  std::string metadata = directory_ + "/metadata.json";
+  if (::unlink(metadata.c_str()) == 0) {
+    if (Status synced = syncDirectory(directory_); !synced.ok())
+      return synced;
+  } else if (errno != ENOENT) {
+    return Error{"cannot remove the replaced checkpoint's " +
+                     quoteName(metadata) + ": " + errnoText(errno),
+                 kSystemErrorHint};
+  }
   std::set<std::string> directories;
   for (uint32_t f = 0; f < files_.size(); ++f) {
     if (!owns(f))
@@ -660,7 +680,8 @@ Status DestinationFiles::moveFilesIntoPlace() {
     if (error)
       return fileSystemError("cannot create " + quoteName(parent.string()),
                              error);
-    fs::rename(staged, target, error);
+    if (!injectedFault(FaultPoint::Rename, error))
+      fs::rename(staged, target, error);
     if (error)
       return fileSystemError("cannot move " + quoteName(staged) + " to " +
                                  quoteName(target),
@@ -693,7 +714,8 @@ Status DestinationFiles::installCompanions() const {
                                  quoteName(target),
                              error);
     if (Status copied =
-            copyFileAtomically(sourceDirectory_ + "/" + path, target);
+            copyFileAtomically(sourceDirectory_ + "/" + path, target,
+                               stagingDirectory_);
         !copied.ok())
       return copied;
   }
@@ -708,7 +730,8 @@ Status DestinationFiles::installCompanions() const {
   }
   return writeFileAtomically(
       directory_ + "/" + plan::kHuggingFaceIndexName,
-      formatHuggingFaceIndex(std::move(weightMap), totalSize));
+      formatHuggingFaceIndex(std::move(weightMap), totalSize),
+      stagingDirectory_);
 }
 
 Status DestinationFiles::writeMetadata(const std::vector<uint64_t> &hashes) {
@@ -751,9 +774,14 @@ Status DestinationFiles::writeMetadata(const std::vector<uint64_t> &hashes) {
   std::ostringstream metadata;
   writeShardMetadata(builder.finish(), metadata);
   if (Status written =
-          writeFileAtomically(directory_ + "/metadata.json", metadata.str());
-      !written.ok())
+          writeFileAtomically(directory_ + "/metadata.json", metadata.str(),
+                              stagingDirectory_);
+      !written.ok()) {
+    // It may have failed after its rename (syncing the directory): a failed
+    // run leaves no metadata.json, or the same command would not resume.
+    ::unlink((directory_ + "/metadata.json").c_str());
     return written;
+  }
   std::error_code error;
   fs::remove_all(stagingDirectory_, error);
   if (error)

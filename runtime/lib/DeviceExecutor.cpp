@@ -518,7 +518,10 @@ bool DeviceRun::runRounds() {
     if (k + 1 < rounds.size() && pending.ok())
       keep(startRound(other, rounds[k + 1]));
   }
-  if (!rounds.empty())
+  // The last round's files, unless this rank failed: a round whose device
+  // work failed (a message, a copy) has buffers that were never filled, and
+  // writing them would commit wrong files that a resume trusts.
+  if (!rounds.empty() && pending.ok())
     keep(finishRound(slots_[(rounds.size() - 1) % 2]));
   if (!agree(pending)) {
     failed_ = true;

@@ -1,6 +1,8 @@
 //===- FileDescriptor.cpp -------------------------------------------------===//
 #include "aoa/runtime/FileDescriptor.h"
 
+#include "aoa/runtime/FaultInjection.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <memory>
@@ -71,8 +73,12 @@ TransferResult copyAt(int from, uint64_t fromOffset, int to,
   while (result.bytes < size) {
     loff_t in = loff_t(fromOffset + result.bytes);
     loff_t out = loff_t(toOffset + result.bytes);
-    ssize_t n = ::copy_file_range(from, &in, to, &out,
-                                  std::min(size - result.bytes, kMaxChunk), 0);
+    ssize_t n = injectedFault(FaultPoint::Read) ||
+                        injectedFault(FaultPoint::Write)
+                    ? -1
+                    : ::copy_file_range(from, &in, to, &out,
+                                        std::min(size - result.bytes, kMaxChunk),
+                                        0);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0 && kernelCopyUnsupported(errno))
@@ -115,7 +121,9 @@ TransferResult readAt(int fd, void *buffer, size_t size, uint64_t offset) {
   return transferAll(static_cast<unsigned char *>(buffer), size, offset,
                      /*errorAtZero=*/0,
                      [fd](unsigned char *at, size_t count, off_t position) {
-                       return ::pread(fd, at, count, position);
+                       return injectedFault(FaultPoint::Read)
+                                  ? -1
+                                  : ::pread(fd, at, count, position);
                      });
 }
 
@@ -125,7 +133,9 @@ TransferResult writeAt(int fd, const void *buffer, size_t size,
       static_cast<const unsigned char *>(buffer), size, offset,
       /*errorAtZero=*/ENOSPC,
       [fd](const unsigned char *at, size_t count, off_t position) {
-        return ::pwrite(fd, at, count, position);
+        return injectedFault(FaultPoint::Write)
+                   ? -1
+                   : ::pwrite(fd, at, count, position);
       });
 }
 

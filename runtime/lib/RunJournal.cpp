@@ -3,6 +3,7 @@
 
 #include "Messages.h"
 #include "aoa/runtime/ContentHash.h"
+#include "aoa/runtime/FaultInjection.h"
 
 #include <cerrno>
 #include <charconv>
@@ -63,7 +64,9 @@ bool parseRecord(std::string_view line, FinishedFile &record) {
 Status writeAll(int fd, const std::string &text, const std::string &path) {
   size_t done = 0;
   while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    ssize_t n = injectedFault(FaultPoint::Write)
+                    ? -1
+                    : ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
@@ -72,7 +75,7 @@ Status writeAll(int fd, const std::string &text, const std::string &path) {
                    kSystemErrorHint};
     done += size_t(n);
   }
-  if (::fsync(fd) != 0)
+  if (injectedFault(FaultPoint::Fsync) || ::fsync(fd) != 0)
     return Error{"flushing the run journal " + quoteName(path) +
                      " failed: " + errnoText(errno),
                  kSystemErrorHint};
@@ -94,7 +97,9 @@ RunJournal::open(const std::string &path, uint64_t planFingerprint) {
   std::string text;
   char chunk[1 << 16];
   for (;;) {
-    ssize_t n = ::read(journal->file_.get(), chunk, sizeof(chunk));
+    ssize_t n = injectedFault(FaultPoint::Read)
+                    ? -1
+                    : ::read(journal->file_.get(), chunk, sizeof(chunk));
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)

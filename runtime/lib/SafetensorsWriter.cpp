@@ -3,6 +3,7 @@
 
 #include "FileSystemSupport.h"
 #include "aoa/runtime/AtomicFile.h"
+#include "aoa/runtime/FaultInjection.h"
 
 #include "Messages.h"
 
@@ -380,7 +381,7 @@ Status SafetensorsWriter::commit() {
   auto failSystem = [&](const std::string &what, int error) {
     return fail(what + ": " + errnoText(error), writeFailureHint(error));
   };
-  if (::fsync(file_.get()) != 0) {
+  if (injectedFault(FaultPoint::Fsync) || ::fsync(file_.get()) != 0) {
     // The kernel may have dropped the unwritten pages: a second fsync could
     // succeed on lost data, so the file can never be committed now.
     int error = errno;
@@ -391,7 +392,8 @@ Status SafetensorsWriter::commit() {
   if (int error = file_.close())
     return failSystem("closing " + quoteName(temporaryPath_) + " failed",
                       error);
-  if (::rename(temporaryPath_.c_str(), path_.c_str()) != 0)
+  if (injectedFault(FaultPoint::Rename) ||
+      ::rename(temporaryPath_.c_str(), path_.c_str()) != 0)
     return failSystem("renaming " + quoteName(temporaryPath_) +
                           " to the final name failed",
                       errno);

@@ -1,7 +1,9 @@
 //===- MpiExchange.cpp ----------------------------------------------------===//
 #include "MpiExchange.h"
 
+#include "../Messages.h"
 #include "MpiHandles.h"
+#include "aoa/runtime/FaultInjection.h"
 
 #include <algorithm>
 #include <vector>
@@ -16,26 +18,27 @@ constexpr uint32_t kTagModulus = 32768;
 
 } // namespace
 
-uint64_t exchangeWithMpi(const MpiSession &session, const RankRound &round,
-                         llvm::function_ref<uint8_t *(uint32_t)> address) {
+Status exchangeWithMpi(const MpiSession &session, const RankRound &round,
+                       llvm::function_ref<uint8_t *(uint32_t)> address,
+                       uint64_t &received) {
   if (round.sends().empty() && round.receives().empty())
-    return 0;
+    return Status();
   MPI_Comm world = session.handles().world;
   int tag = int(round.roundNumber() % kTagModulus);
   std::vector<MPI_Request> requests;
   std::vector<MPI_Datatype> types;
-  uint64_t received = 0;
+  Status failure;
   // A message is its buffers back to back: one derived datatype over the
   // buffers' addresses sends (or receives) them in place.
   auto post = [&](uint32_t i, bool send) {
     const plan::Instruction &inst = round.instruction(i);
     std::vector<int> lengths;
     std::vector<MPI_Aint> addresses;
+    uint64_t messageBytes = 0;
     for (uint32_t b : inst.buffers) {
       uint8_t *data = address(b);
       uint64_t bytes = round.bufferBytes(b);
-      if (!send)
-        received += bytes;
+      messageBytes += bytes;
       for (uint64_t offset = 0; offset < bytes; offset += kMpiChunkElements) {
         MPI_Aint at;
         MPI_Get_address(data + offset, &at);
@@ -48,6 +51,18 @@ uint64_t exchangeWithMpi(const MpiSession &session, const RankRound &round,
     MPI_Type_create_hindexed(int(lengths.size()), lengths.data(),
                              addresses.data(), MPI_BYTE, &type);
     MPI_Type_commit(&type);
+    if (injectedFault(FaultPoint::Message) && failure.ok())
+      failure =
+          Error{"round " + std::to_string(round.roundNumber()) + ": " +
+                    (send ? "sending " : "receiving ") + "a message of " +
+                    std::to_string(messageBytes) + " bytes " +
+                    (send ? "to" : "from") + " rank " +
+                    std::to_string(inst.peer) + " failed: " + errnoText(errno),
+                "MPI reported the failure; check the network, then "
+                "run the same command again: it resumes from the "
+                "files every rank finished"};
+    else if (!send)
+      received += messageBytes;
     types.push_back(type);
     requests.emplace_back();
     if (send)
@@ -66,7 +81,7 @@ uint64_t exchangeWithMpi(const MpiSession &session, const RankRound &round,
   MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   for (MPI_Datatype &type : types)
     MPI_Type_free(&type);
-  return received;
+  return failure;
 }
 
 } // namespace aoa::runtime

@@ -20,9 +20,13 @@
 namespace aoa::runtime {
 
 /// Exchanges `round`'s messages; `address(b)` is where buffer b's bytes
-/// are. Returns the bytes received.
-uint64_t exchangeWithMpi(const MpiSession &session, const RankRound &round,
-                         llvm::function_ref<uint8_t *(uint32_t)> address);
+/// are. Adds the bytes received to `received`. A failed message is reported
+/// after all of the round's messages have completed, so that no peer is
+/// left waiting for one (MPI's own errors abort the job; only the test hook,
+/// FaultInjection.h, fails a message today).
+Status exchangeWithMpi(const MpiSession &session, const RankRound &round,
+                       llvm::function_ref<uint8_t *(uint32_t)> address,
+                       uint64_t &received);
 
 } // namespace aoa::runtime
 

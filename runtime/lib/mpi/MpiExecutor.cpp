@@ -69,9 +69,11 @@ bool MpiRun::runRounds() {
       pending = runReads(round);
     if (!agree(pending))
       return false;
-    bytesExchanged_ += exchangeWithMpi(
-        session_, round, [&](uint32_t b) { return round.buffer(b); });
-    pending = runCopiesAndWrites(round);
+    pending = exchangeWithMpi(
+        session_, round, [&](uint32_t b) { return round.buffer(b); },
+        bytesExchanged_);
+    if (pending.ok())
+      pending = runCopiesAndWrites(round);
   }
   return agree(pending);
 }

@@ -18,8 +18,7 @@ public:
   Status exchange(const RankRound &round,
                   llvm::function_ref<uint8_t *(uint32_t)> address, Device &,
                   unsigned, uint64_t &received) override {
-    received += exchangeWithMpi(session_, round, address);
-    return Status();
+    return exchangeWithMpi(session_, round, address, received);
   }
 
 private:
