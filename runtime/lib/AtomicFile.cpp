@@ -23,9 +23,13 @@ Status syncDirectory(const std::string &directory) {
     return Error{"opening the directory " + quoteName(directory) +
                      " to sync it failed: " + errnoText(errno),
                  kSystemErrorHint};
+  return syncDirectory(file.get(), directory);
+}
+
+Status syncDirectory(int directoryFd, const std::string &path) {
   // Some file systems cannot sync a directory (EINVAL); nothing is lost.
-  if (::fsync(file.get()) != 0 && errno != EINVAL)
-    return Error{"syncing the directory " + quoteName(directory) +
+  if (::fsync(directoryFd) != 0 && errno != EINVAL)
+    return Error{"syncing the directory " + quoteName(path) +
                      " failed, so a rename in it may not survive a crash: " +
                      errnoText(errno),
                  kSystemErrorHint};
@@ -51,9 +55,14 @@ bool writeAll(int fd, const char *data, size_t size) {
 /// The atomic-write protocol of the file comment; `fill` writes the
 /// contents into the temporary (an open, empty file).
 Status writeAtomicallyWith(
-    const std::string &path,
+    const std::string &path, int directoryFd,
     llvm::function_ref<Status(int fd, const std::string &temporary)> fill) {
   auto [directory, fileName] = splitPath(path);
+  // Names for the calls below: relative to directoryFd when there is one.
+  int at = directoryFd >= 0 ? directoryFd : AT_FDCWD;
+  auto local = [&](const std::string &shown) {
+    return directoryFd >= 0 ? splitPath(shown).second : shown;
+  };
   std::string temporary;
   FileDescriptor file;
   for (int attempt = 0; !file.isOpen() && attempt < 100; ++attempt) {
@@ -61,8 +70,9 @@ Status writeAtomicallyWith(
     std::snprintf(suffix, sizeof(suffix), "%08x",
                   unsigned(temporarySuffix(attempt)));
     temporary = directory + "/." + fileName + ".tmp." + suffix;
-    file = FileDescriptor(::open(
-        temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+    file = FileDescriptor(::openat(at, local(temporary).c_str(),
+                                   O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                                   0666));
     if (!file.isOpen() && errno != EEXIST) {
       int error = errno;
       return Error{"cannot create " + quoteName(temporary) + ": " +
@@ -74,29 +84,31 @@ Status writeAtomicallyWith(
     return Error{"cannot find an unused temporary name for " + quoteName(path),
                  "remove stale .*.tmp.* files from " + quoteName(directory)};
   auto fail = [&](const std::string &what, int error) -> Error {
-    ::unlink(temporary.c_str());
+    ::unlinkat(at, local(temporary).c_str(), 0);
     return Error{what + " failed: " + errnoText(error),
                  writeFailureHint(error)};
   };
   if (Status filled = fill(file.get(), temporary); !filled.ok()) {
-    ::unlink(temporary.c_str());
+    ::unlinkat(at, local(temporary).c_str(), 0);
     return filled;
   }
   if (::fsync(file.get()) != 0)
     return fail("flushing " + quoteName(temporary), errno);
   if (int error = file.close())
     return fail("closing " + quoteName(temporary), error);
-  if (::rename(temporary.c_str(), path.c_str()) != 0)
+  if (::renameat(at, local(temporary).c_str(), at, local(path).c_str()) != 0)
     return fail("renaming " + quoteName(temporary) + " to " + quoteName(path),
                 errno);
-  return syncDirectory(directory);
+  return directoryFd >= 0 ? syncDirectory(directoryFd, directory)
+                          : syncDirectory(directory);
 }
 
 } // namespace
 
-Status writeFileAtomically(const std::string &path, std::string_view contents) {
+Status writeFileAtomically(const std::string &path, std::string_view contents,
+                           int directoryFd) {
   return writeAtomicallyWith(
-      path, [&](int fd, const std::string &temporary) -> Status {
+      path, directoryFd, [&](int fd, const std::string &temporary) -> Status {
         if (!writeAll(fd, contents.data(), contents.size())) {
           int error = errno;
           return Error{"writing " + quoteName(temporary) +
@@ -107,7 +119,8 @@ Status writeFileAtomically(const std::string &path, std::string_view contents) {
       });
 }
 
-Status copyFileAtomically(const std::string &from, const std::string &to) {
+Status copyFileAtomically(const std::string &from, const std::string &to,
+                          int directoryFd) {
   FileDescriptor source(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
   if (!source.isOpen()) {
     int error = errno;
@@ -128,7 +141,7 @@ Status copyFileAtomically(const std::string &from, const std::string &to) {
                  "only regular files (or links to them) are copied"};
   uint64_t size = uint64_t(status.st_size);
   return writeAtomicallyWith(
-      to, [&](int fd, const std::string &temporary) -> Status {
+      to, directoryFd, [&](int fd, const std::string &temporary) -> Status {
         for (uint64_t done = 0; done < size;) {
           size_t piece = size_t(std::min<uint64_t>(size - done, 1ull << 30));
           TransferResult moved = copyAt(source.get(), done, fd, done, piece);
