@@ -356,15 +356,22 @@ Status DestinationFiles::moveFilesIntoPlace() {
 }
 
 Status DestinationFiles::removeOldMetadata() {
-  if (::unlinkat(root_.get(), "metadata.json", 0) != 0) {
-    if (errno == ENOENT)
-      return Status();
-    return Error{"cannot remove the metadata.json of the checkpoint being "
-                 "replaced in " +
-                     quoteName(directory_) + ": " + errnoText(errno),
-                 kSystemErrorHint};
+  // The index too, when this run writes one: a Hugging Face loader reads it.
+  std::vector<const char *> names = {"metadata.json"};
+  if (writesHuggingFaceIndex())
+    names.push_back(plan::kHuggingFaceIndexName);
+  bool removed = false;
+  for (const char *name : names) {
+    if (::unlinkat(root_.get(), name, 0) == 0) {
+      removed = true;
+    } else if (errno != ENOENT) {
+      return Error{"cannot remove the " + std::string(name) +
+                       " of the checkpoint being replaced in " +
+                       quoteName(directory_) + ": " + errnoText(errno),
+                   kSystemErrorHint};
+    }
   }
-  return syncDirectory(root_.get(), directory_);
+  return removed ? syncDirectory(root_.get(), directory_) : Status();
 }
 
 std::vector<uint64_t> DestinationFiles::tensorHashes() const {

@@ -186,8 +186,9 @@ private:
   Status checkExistingFiles(const DestinationOptions &options, bool resuming);
   Status removeUnkeptStagedFiles(const std::set<std::string> &kept);
   /// Before the first file moves into place: removes the metadata.json of
-  /// a checkpoint being overwritten, durably, so that DST never shows it
-  /// beside a mix of new and old files.
+  /// a checkpoint being overwritten (and its Hugging Face index, when this
+  /// run writes one), durably, so that DST never shows them beside a mix of
+  /// new and old files.
   Status removeOldMetadata();
   /// Removes what a refused open() created (nothing else).
   void undoCreation();
