@@ -525,7 +525,8 @@ private:
     };
     std::vector<Placed> placed;
     for (uint32_t f = 0; f < plan_.destinationFiles.size(); ++f)
-      placed.push_back({Kind::DestinationFile, f, plan_.destinationFiles[f].path});
+      placed.push_back(
+          {Kind::DestinationFile, f, plan_.destinationFiles[f].path});
     for (uint32_t i = 0; i < plan_.copiedFiles.size(); ++i)
       placed.push_back({Kind::CopyFile, i, plan_.copiedFiles[i]});
     std::unordered_map<std::string, size_t> fileAt;

@@ -70,9 +70,9 @@ Status writeAtomicallyWith(
     std::snprintf(suffix, sizeof(suffix), "%08x",
                   unsigned(temporarySuffix(attempt)));
     temporary = directory + "/." + fileName + ".tmp." + suffix;
-    file = FileDescriptor(::openat(at, local(temporary).c_str(),
-                                   O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                                   0666));
+    file =
+        FileDescriptor(::openat(at, local(temporary).c_str(),
+                                O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
     if (!file.isOpen() && errno != EEXIST) {
       int error = errno;
       return Error{"cannot create " + quoteName(temporary) + ": " +

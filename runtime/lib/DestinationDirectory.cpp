@@ -76,8 +76,8 @@ Expected<FileDescriptor> openDirectoryBeneath(int root,
       if (!create)
         return FileDescriptor();
       if (::mkdirat(current.get(), name.c_str(), 0777) != 0 && errno != EEXIST)
-        return Error{"cannot create the directory " + quoteName(shown) +
-                         ": " + errnoText(errno),
+        return Error{"cannot create the directory " + quoteName(shown) + ": " +
+                         errnoText(errno),
                      kSystemErrorHint};
       next = FileDescriptor(openChildDirectory(current.get(), name));
     }
@@ -158,8 +158,8 @@ Status removeTree(int directory, const std::string &path,
                  kSystemErrorHint};
   FileDescriptor child(openChildDirectory(directory, name));
   if (!child.isOpen())
-    return Error{"cannot open " + quoteName(shown) + " to remove it: " +
-                     errnoText(errno),
+    return Error{"cannot open " + quoteName(shown) +
+                     " to remove it: " + errnoText(errno),
                  kSystemErrorHint};
   Expected<std::vector<std::pair<std::string, EntryKind>>> entries =
       listDirectory(child.get(), shown);
@@ -179,9 +179,8 @@ Expected<FileDescriptor> lockDestination(int staging,
                                          const std::string &destinationPath) {
   std::string path =
       destinationPath + "/" + kStagingDirectoryName + "/" + kLockFileName;
-  FileDescriptor lock(::openat(staging, kLockFileName,
-                               O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-                               0666));
+  FileDescriptor lock(::openat(
+      staging, kLockFileName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666));
   if (!lock.isOpen()) {
     if (errno == ELOOP)
       return notADirectoryError(path, EntryKind::SymbolicLink);

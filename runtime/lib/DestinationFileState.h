@@ -1,4 +1,5 @@
-//===- DestinationFileState.h - One destination file being written -*- C++ -*-===//
+//===- DestinationFileState.h - One destination file being written -*- C++
+//-*-===//
 //
 // Private to the runtime library: what DestinationFiles keeps for each
 // destination file, shared by DestinationFiles.cpp and
@@ -36,8 +37,8 @@ struct DestinationFiles::FileState {
   std::optional<SafetensorsWriter> writer;
   std::unique_ptr<TensorProgress[]> progress;
   std::atomic<bool> finished{false};
-  uint64_t fileSize = 0;               ///< once finished
-  std::vector<uint64_t> tensorHashes;  ///< once finished
+  uint64_t fileSize = 0;              ///< once finished
+  std::vector<uint64_t> tensorHashes; ///< once finished
 };
 
 } // namespace aoa::runtime

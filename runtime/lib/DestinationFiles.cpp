@@ -78,18 +78,18 @@ std::string DestinationFiles::finalPath(uint32_t file) const {
 
 Expected<FileDescriptor> DestinationFiles::stagedDirectory(uint32_t file,
                                                            bool create) const {
-  Expected<FileDescriptor> files = openDirectoryBeneath(
-      staging_.get(), stagingDirectory_, "files", create);
+  Expected<FileDescriptor> files =
+      openDirectoryBeneath(staging_.get(), stagingDirectory_, "files", create);
   if (!files.ok() || !files->isOpen())
     return files;
   return openParentBeneath(files->get(), stagingDirectory_ + "/files",
-                  plan_.destinationFiles[file].path, create);
+                           plan_.destinationFiles[file].path, create);
 }
 
 Expected<FileDescriptor> DestinationFiles::finalDirectory(uint32_t file,
                                                           bool create) const {
-  return openParentBeneath(root_.get(), directory_, plan_.destinationFiles[file].path,
-                  create);
+  return openParentBeneath(root_.get(), directory_,
+                           plan_.destinationFiles[file].path, create);
 }
 
 std::vector<bool> DestinationFiles::finishedFiles() const {
@@ -390,9 +390,9 @@ Status DestinationFiles::installCompanions() const {
         openParentBeneath(root_.get(), directory_, path, true);
     if (!directory.ok())
       return directory.error();
-    if (Status copied = copyFileAtomically(sourceDirectory_ + "/" + path,
-                                           directory_ + "/" + path,
-                                           directory->get());
+    if (Status copied =
+            copyFileAtomically(sourceDirectory_ + "/" + path,
+                               directory_ + "/" + path, directory->get());
         !copied.ok())
       return copied;
   }

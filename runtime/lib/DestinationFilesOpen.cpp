@@ -1,4 +1,5 @@
-//===- DestinationFilesOpen.cpp - Preparing DST and resuming ---------------===//
+//===- DestinationFilesOpen.cpp - Preparing DST and resuming
+//---------------===//
 //
 // DestinationFiles' first steps (see DestinationFiles.h): preparing the
 // destination directory, loading the journals of an earlier run, checking
@@ -73,9 +74,9 @@ Expected<std::vector<std::string>> journalNames(int staging,
     return entries.error();
   std::vector<std::string> names;
   for (const auto &[name, kind] : *entries) {
-    bool rankJournal = name.size() > 8 && name.compare(0, 8, "journal.") == 0 &&
-                       name.find_first_not_of("0123456789", 8) ==
-                           std::string::npos;
+    bool rankJournal =
+        name.size() > 8 && name.compare(0, 8, "journal.") == 0 &&
+        name.find_first_not_of("0123456789", 8) == std::string::npos;
     if (name == "journal" || rankJournal)
       names.push_back(name);
   }
@@ -99,10 +100,10 @@ Status checkApartFromSource(const std::string &directory,
   if (sourceDirectory.empty())
     return Status();
   std::error_code error;
-  std::string destination =
-      withoutTrailingSlashes(fs::weakly_canonical(fs::absolute(directory), error)
-                                 .lexically_normal()
-                                 .string());
+  std::string destination = withoutTrailingSlashes(
+      fs::weakly_canonical(fs::absolute(directory), error)
+          .lexically_normal()
+          .string());
   if (error)
     return Status(); // creating it reports what is wrong
   std::string source = withoutTrailingSlashes(
@@ -138,10 +139,11 @@ Status checkApartFromSource(const std::string &directory,
 Expected<EntryKind> existingEntry(int root, const std::string &rootPath,
                                   const std::string &relative,
                                   const std::string &what) {
-  Expected<FileDescriptor> parent = openParentBeneath(root, rootPath, relative, false);
+  Expected<FileDescriptor> parent =
+      openParentBeneath(root, rootPath, relative, false);
   if (!parent.ok())
-    return Error{what + " " + quoteName(relative) + " cannot be written: " +
-                     parent.error().message,
+    return Error{what + " " + quoteName(relative) +
+                     " cannot be written: " + parent.error().message,
                  parent.error().hint};
   if (!parent->isOpen())
     return EntryKind::Missing;
@@ -154,20 +156,19 @@ constexpr const char *kDirectoryInTheWayHint =
 /// The error for an existing directory where a file must go.
 Error directoryInTheWay(const std::string &what, const std::string &relative,
                         const std::string &path) {
-  return Error{what + " " + quoteName(relative) + " cannot be written: " +
-                   quoteName(path) + " is a directory",
+  return Error{what + " " + quoteName(relative) +
+                   " cannot be written: " + quoteName(path) + " is a directory",
                kDirectoryInTheWayHint};
 }
 
 /// The same for a file aoa-run writes itself (metadata.json, the index).
 Error directoryInTheWayOf(const std::string &path, const std::string &what) {
-  return Error{quoteName(path) + " is a directory, but aoa-run writes " +
-                   what + " there",
+  return Error{quoteName(path) + " is a directory, but aoa-run writes " + what +
+                   " there",
                kDirectoryInTheWayHint};
 }
 
 } // namespace
-
 
 Expected<PreparedDestination>
 DestinationFiles::prepareDirectory(const std::string &destinationDirectory,
@@ -199,8 +200,8 @@ DestinationFiles::prepareDirectory(const std::string &destinationDirectory,
       ::rmdir(directory.c_str());
     return refusal;
   };
-  Expected<FileDescriptor> staging = openDirectoryBeneath(
-      root->get(), directory, kStagingDirectoryName, true);
+  Expected<FileDescriptor> staging =
+      openDirectoryBeneath(root->get(), directory, kStagingDirectoryName, true);
   if (!staging.ok())
     return refuse(staging.error());
   // Another run's refusal must not touch its staging directory: nothing is
@@ -238,8 +239,7 @@ DestinationFiles::prepareDirectory(const std::string &destinationDirectory,
     return journals.error();
   for (const std::string &name : *journals) {
     Expected<std::unique_ptr<RunJournal>> journal = RunJournal::open(
-        stagingDirectory + "/" + name, options.planFingerprint,
-        staging->get());
+        stagingDirectory + "/" + name, options.planFingerprint, staging->get());
     if (!journal.ok())
       return journal.error();
   }
@@ -253,11 +253,9 @@ void DestinationFiles::undoCreation() {
     ::rmdir(directory_.c_str());
 }
 
-Expected<std::unique_ptr<DestinationFiles>>
-DestinationFiles::open(const plan::Plan &plan,
-                       const std::string &destinationDirectory,
-                       const std::string &sourceDirectory,
-                       const DestinationOptions &options) {
+Expected<std::unique_ptr<DestinationFiles>> DestinationFiles::open(
+    const plan::Plan &plan, const std::string &destinationDirectory,
+    const std::string &sourceDirectory, const DestinationOptions &options) {
   std::unique_ptr<DestinationFiles> result(new DestinationFiles(plan));
   DestinationFiles &files = *result;
   files.directory_ = withoutTrailingSlashes(destinationDirectory);
@@ -358,8 +356,8 @@ Status DestinationFiles::loadJournals(const DestinationOptions &options,
       if (state.finished || record.tensorHashes.size() != state.tensors.size())
         continue;
       // Only regular files reached without links count.
-      std::string name = splitPath(plan_.destinationFiles[record.file].path)
-                             .second;
+      std::string name =
+          splitPath(plan_.destinationFiles[record.file].path).second;
       Expected<FileDescriptor> staged = stagedDirectory(record.file, false);
       bool isStaged = staged.ok() && staged->isOpen() &&
                       entryKind(staged->get(), name) == EntryKind::File;
@@ -409,8 +407,7 @@ Status DestinationFiles::checkExistingFiles(const DestinationOptions &options,
       return directoryInTheWay("destination file", relative, target);
     std::optional<std::pair<dev_t, ino_t>> identity;
     struct stat status;
-    if (*kind != EntryKind::Missing &&
-        ::lstat(target.c_str(), &status) == 0)
+    if (*kind != EntryKind::Missing && ::lstat(target.c_str(), &status) == 0)
       identity = std::make_pair(status.st_dev, status.st_ino);
     if (identity && sources.count(*identity))
       return Error{"destination file " + quoteName(target) +
@@ -419,8 +416,7 @@ Status DestinationFiles::checkExistingFiles(const DestinationOptions &options,
                    "directory; aoa-run never modifies a source "
                    "checkpoint"};
     if (identity && !state.finished && !options.overwrite)
-      return Error{"destination file " + quoteName(target) +
-                       " already exists",
+      return Error{"destination file " + quoteName(target) + " already exists",
                    "choose an empty directory, or pass --overwrite "
                    "to replace it"};
     if (!state.finished) {
@@ -460,8 +456,7 @@ Status DestinationFiles::checkExistingFiles(const DestinationOptions &options,
     return Status();
   EntryKind index = entryKind(root_.get(), plan::kHuggingFaceIndexName);
   if (index == EntryKind::Directory)
-    return directoryInTheWayOf(directory_ + "/" +
-                                   plan::kHuggingFaceIndexName,
+    return directoryInTheWayOf(directory_ + "/" + plan::kHuggingFaceIndexName,
                                "the Hugging Face index");
   if (!options.overwrite && !resuming && index != EntryKind::Missing)
     return Error{"the destination directory " + quoteName(directory_) +
@@ -498,8 +493,7 @@ Status removeUnkeptBeneath(int directory, const std::string &path,
           !removed.ok())
         return removed;
     } else if (!kept.count(inner) &&
-               ::unlinkat(directory, name.c_str(), 0) != 0 &&
-               errno != ENOENT) {
+               ::unlinkat(directory, name.c_str(), 0) != 0 && errno != ENOENT) {
       return Error{"cannot remove " + quoteName(path + "/" + name) + ": " +
                        errnoText(errno),
                    kSystemErrorHint};
@@ -544,14 +538,12 @@ DestinationFiles::removeUnkeptStagedFiles(const std::set<std::string> &kept) {
       if (kind == EntryKind::Directory)
         continue;
       size_t tmp = name.rfind(".tmp.");
-      bool ours = names.count(name) ||
-                  (name.size() > 1 && name[0] == '.' &&
-                   tmp != std::string::npos && tmp > 1 &&
-                   names.count(name.substr(1, tmp - 1)));
+      bool ours = names.count(name) || (name.size() > 1 && name[0] == '.' &&
+                                        tmp != std::string::npos && tmp > 1 &&
+                                        names.count(name.substr(1, tmp - 1)));
       std::string relative = parent == "." ? name : parent + "/" + name;
       if (ours && !kept.count(relative) &&
-          ::unlinkat(directory->get(), name.c_str(), 0) != 0 &&
-          errno != ENOENT)
+          ::unlinkat(directory->get(), name.c_str(), 0) != 0 && errno != ENOENT)
         return Error{"cannot remove " + quoteName(shown + "/" + name) + ": " +
                          errnoText(errno),
                      kSystemErrorHint};

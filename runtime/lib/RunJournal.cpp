@@ -81,9 +81,9 @@ Status writeAll(int fd, const std::string &text, const std::string &path) {
 
 } // namespace
 
-Expected<std::unique_ptr<RunJournal>>
-RunJournal::open(const std::string &path, uint64_t planFingerprint,
-                 int directoryFd) {
+Expected<std::unique_ptr<RunJournal>> RunJournal::open(const std::string &path,
+                                                       uint64_t planFingerprint,
+                                                       int directoryFd) {
   std::unique_ptr<RunJournal> journal(new RunJournal());
   journal->path_ = path;
   std::string name = path;

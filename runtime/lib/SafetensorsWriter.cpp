@@ -238,8 +238,8 @@ Expected<SafetensorsWriter> SafetensorsWriter::create(
 SafetensorsWriter::SafetensorsWriter(SafetensorsWriter &&other) noexcept
     : path_(std::move(other.path_)),
       temporaryPath_(std::exchange(other.temporaryPath_, std::string())),
-      directory_(std::move(other.directory_)), file_(std::move(other.file_)), map_(std::move(other.map_)),
-      header_(std::move(other.header_)),
+      directory_(std::move(other.directory_)), file_(std::move(other.file_)),
+      map_(std::move(other.map_)), header_(std::move(other.header_)),
       dataOffset_(other.dataOffset_), fileSize_(other.fileSize_),
       committed_(other.committed_), writeFailed_(other.writeFailed_.load()) {}
 
@@ -409,7 +409,7 @@ Status SafetensorsWriter::commit() {
     return failSystem("closing " + quoteName(temporaryPath_) + " failed",
                       error);
   if (::renameat(directoryFd(), nameInDirectory(temporaryPath_).c_str(),
-                directoryFd(), nameInDirectory(path_).c_str()) != 0)
+                 directoryFd(), nameInDirectory(path_).c_str()) != 0)
     return failSystem("renaming " + quoteName(temporaryPath_) +
                           " to the final name failed",
                       errno);

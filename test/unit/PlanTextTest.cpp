@@ -1161,7 +1161,8 @@ TEST(PlanTextVerifyTest, DestinationPathsDoNotCollide) {
                   "destination file 'model-00001.safetensors' is a file there");
   expectEditError("\"opt-rank1.safetensors\"",
                   "\"./model-00001.safetensors//a/x.safetensors\"",
-                  "\"./model-00001", "but destination file "
+                  "\"./model-00001",
+                  "but destination file "
                   "'model-00001.safetensors' is a file there");
   expectEditError("\"opt-rank1.safetensors\"",
                   "\"metadata.json/x.safetensors\"", "\"metadata.json/x",

@@ -84,8 +84,9 @@ protected:
 };
 
 TEST_F(RankDestinationFilesTest, RanksInstallTheirFilesAndRankZeroTheMetadata) {
-  Expected<runtime::PreparedDestination> created = DestinationFiles::prepareDirectory(
-      destination, scratch.file("src"), options(std::nullopt));
+  Expected<runtime::PreparedDestination> created =
+      DestinationFiles::prepareDirectory(destination, scratch.file("src"),
+                                         options(std::nullopt));
   ASSERT_TRUE(created.ok()) << created.error().toString();
   EXPECT_TRUE(created->created);
 
@@ -176,8 +177,9 @@ TEST_F(RankDestinationFilesTest, AJournalOfAnotherPlanIsRefusedWhenPreparing) {
         runtime::RunJournal::open(destination + "/.aoa-run/journal.1", 7);
     ASSERT_TRUE(other.ok());
   }
-  Expected<runtime::PreparedDestination> prepared = DestinationFiles::prepareDirectory(
-      destination, scratch.file("src"), options(std::nullopt));
+  Expected<runtime::PreparedDestination> prepared =
+      DestinationFiles::prepareDirectory(destination, scratch.file("src"),
+                                         options(std::nullopt));
   ASSERT_FALSE(prepared.ok());
   EXPECT_NE(prepared.error().message.find("belongs to another plan"),
             std::string::npos)
@@ -199,8 +201,8 @@ TEST_F(RankDestinationFilesTest, AJournalOfAnotherPlanIsRefusedWhenPreparing) {
 // has moved its files, rank 1 not yet, as a kill between them would leave.
 TEST_F(RankDestinationFilesTest, OverwritingRemovesTheOldMetadataBeforeMoving) {
   fs::create_directories(destination);
-  for (const char *name : {"metadata.json", "model-00001.safetensors",
-                           "model-00002.safetensors"})
+  for (const char *name :
+       {"metadata.json", "model-00001.safetensors", "model-00002.safetensors"})
     std::ofstream(destination + "/" + name) << "old";
   DestinationOptions overwrite = options(std::nullopt);
   overwrite.overwrite = true;

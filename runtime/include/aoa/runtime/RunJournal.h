@@ -44,8 +44,7 @@ public:
   /// With `directoryFd` (an open directory, -1 for none) the journal is
   /// `path`'s last component relative to it; `path` is for messages.
   static Expected<std::unique_ptr<RunJournal>>
-  open(const std::string &path, uint64_t planFingerprint,
-       int directoryFd = -1);
+  open(const std::string &path, uint64_t planFingerprint, int directoryFd = -1);
 
   RunJournal(const RunJournal &) = delete;
   RunJournal &operator=(const RunJournal &) = delete;
