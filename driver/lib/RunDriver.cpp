@@ -6,6 +6,7 @@
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/SourceManager.h"
 #include "aoa/runtime/ContentHash.h"
+#include "aoa/runtime/DestinationFiles.h"
 #include "aoa/runtime/Device.h"
 #include "aoa/runtime/DeviceExecutor.h"
 #include "aoa/runtime/DeviceTransport.h"
@@ -162,8 +163,11 @@ int runLocally(const RunCommand &command, std::ostream &err) {
   if (!report.ok()) {
     printError(err, report.error());
     std::error_code ignored;
+    // Not when another run holds DST: its staging directory is its own.
     if (std::filesystem::exists(
-            options.destinationDirectory + "/.aoa-run/journal", ignored))
+            options.destinationDirectory + "/.aoa-run/journal", ignored) &&
+        !runtime::DestinationFiles::isLockedByAnotherRun(
+            options.destinationDirectory))
       printStagingNote(err, command);
     return 1;
   }

@@ -203,4 +203,16 @@ Expected<FileDescriptor> lockDestination(int staging,
   return lock;
 }
 
+bool isDestinationLocked(int staging) {
+  FileDescriptor lock(
+      ::openat(staging, kLockFileName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!lock.isOpen())
+    return false;
+  int result;
+  while ((result = ::flock(lock.get(), LOCK_EX | LOCK_NB)) != 0 &&
+         errno == EINTR) {
+  }
+  return result != 0 && errno == EWOULDBLOCK;
+}
+
 } // namespace aoa::runtime

@@ -76,6 +76,9 @@ Status removeTree(int directory, const std::string &path,
 Expected<FileDescriptor> lockDestination(int staging,
                                          const std::string &destinationPath);
 
+/// Whether another process holds that lock now (`staging` open as above).
+bool isDestinationLocked(int staging);
+
 /// The error for a path beneath DST that must be a directory but is not.
 Error notADirectoryError(const std::string &path, EntryKind kind);
 

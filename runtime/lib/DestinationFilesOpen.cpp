@@ -246,6 +246,17 @@ DestinationFiles::prepareDirectory(const std::string &destinationDirectory,
   return prepared;
 }
 
+bool DestinationFiles::isLockedByAnotherRun(
+    const std::string &destinationDirectory) {
+  std::string directory = withoutTrailingSlashes(destinationDirectory);
+  Expected<FileDescriptor> root = openDirectory(directory);
+  if (!root.ok())
+    return false;
+  Expected<FileDescriptor> staging =
+      openDirectoryBeneath(root->get(), directory, kStagingDirectoryName, false);
+  return staging.ok() && staging->isOpen() && isDestinationLocked(staging->get());
+}
+
 void DestinationFiles::undoCreation() {
   if (createdStaging_ || createdDirectory_)
     (void)removeTree(root_.get(), directory_, kStagingDirectoryName);

@@ -100,6 +100,10 @@ public:
                    const std::string &sourceDirectory,
                    const DestinationOptions &options);
 
+  /// Whether another process holds the lock of `destinationDirectory` now
+  /// (so its staging directory is that run's, not one to resume).
+  static bool isLockedByAnotherRun(const std::string &destinationDirectory);
+
   /// Files finished by an earlier run (resumed) or by this one so far.
   std::vector<bool> finishedFiles() const;
   size_t resumedFileCount() const { return resumedFiles_; }
