@@ -252,9 +252,10 @@ bool DestinationFiles::isLockedByAnotherRun(
   Expected<FileDescriptor> root = openDirectory(directory);
   if (!root.ok())
     return false;
-  Expected<FileDescriptor> staging =
-      openDirectoryBeneath(root->get(), directory, kStagingDirectoryName, false);
-  return staging.ok() && staging->isOpen() && isDestinationLocked(staging->get());
+  Expected<FileDescriptor> staging = openDirectoryBeneath(
+      root->get(), directory, kStagingDirectoryName, false);
+  return staging.ok() && staging->isOpen() &&
+         isDestinationLocked(staging->get());
 }
 
 void DestinationFiles::undoCreation() {
