@@ -78,6 +78,7 @@ public:
     checkTensors(true);
     checkAddedKeys();
     checkCopiedFiles();
+    checkDestinationPathConflicts();
     checkHuggingFaceDestination();
     bool sameRounds = checkRoundCounts();
     for (uint32_t r = 0; r < plan_.programs.size() && !errors_.stopped(); ++r)
@@ -508,6 +509,61 @@ private:
         note(diag, site(Kind::CopyFile, it->second, Field::Path),
              "first listed here");
         diag.hint("list each copied file once");
+      }
+    }
+  }
+
+  /// Destination and copied files share one directory tree: a path cannot
+  /// be a file and a directory at once (`x` and `x/y`), and no directory may
+  /// take the name of a file aoa-run writes itself (`metadata.json/x`).
+  /// Caught here, not by the file system halfway through a run.
+  void checkDestinationPathConflicts() {
+    struct Placed {
+      Kind kind;
+      uint32_t index;
+      std::string path;
+    };
+    std::vector<Placed> placed;
+    for (uint32_t f = 0; f < plan_.destinationFiles.size(); ++f)
+      placed.push_back(
+          {Kind::DestinationFile, f, plan_.destinationFiles[f].path});
+    for (uint32_t i = 0; i < plan_.copiedFiles.size(); ++i)
+      placed.push_back({Kind::CopyFile, i, plan_.copiedFiles[i]});
+    std::unordered_map<std::string, size_t> fileAt;
+    for (size_t p = 0; p < placed.size(); ++p)
+      fileAt.emplace(lexicallyNormal(placed[p].path), p);
+    auto describe = [](const Placed &p) {
+      return std::string(p.kind == Kind::DestinationFile ? "destination file "
+                                                         : "copied file ") +
+             quote(p.path);
+    };
+    for (const Placed &p : placed) {
+      if (errors_.stopped())
+        return;
+      std::string normal = lexicallyNormal(p.path);
+      for (size_t slash = normal.find('/', 1); slash != std::string::npos;
+           slash = normal.find('/', slash + 1)) {
+        std::string directory = normal.substr(0, slash);
+        PlanSite where = site(p.kind, p.index, Field::Path);
+        if (directory == "metadata.json" ||
+            directory == plan::kHuggingFaceIndexName) {
+          error(where, describe(p) + " needs a directory " + quote(directory) +
+                           ", a name aoa-run writes a file to")
+              .hint("metadata.json and model.safetensors.index.json are "
+                    "reserved; rename the directory");
+          break;
+        }
+        auto other = fileAt.find(directory);
+        if (other == fileAt.end())
+          continue;
+        const Placed &file = placed[other->second];
+        auto diag = error(where, describe(p) + " needs a directory " +
+                                     quote(directory) + ", but " +
+                                     describe(file) + " is a file there");
+        note(diag, site(file.kind, file.index, Field::Path), "the file");
+        diag.hint("a path cannot be both a file and a directory; rename one "
+                  "of them");
+        break;
       }
     }
   }

@@ -6,6 +6,7 @@
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/SourceManager.h"
 #include "aoa/runtime/ContentHash.h"
+#include "aoa/runtime/DestinationFiles.h"
 #include "aoa/runtime/Device.h"
 #include "aoa/runtime/DeviceExecutor.h"
 #include "aoa/runtime/DeviceTransport.h"
@@ -98,9 +99,9 @@ void printHeader(std::ostream &err, const RunCommand &command,
 }
 
 void printStagingNote(std::ostream &err, const RunCommand &command) {
-  err << "aoa-run: files finished so far are kept in '"
-      << command.options.destinationDirectory
-      << "/.aoa-run'; the same command resumes from them.\n";
+  err << ("aoa-run: files finished so far are kept in '" +
+          command.options.destinationDirectory +
+          "/.aoa-run'; the same command resumes from them.\n");
 }
 
 void printSummary(std::ostream &err, const runtime::RunReport &report) {
@@ -163,8 +164,11 @@ int runLocally(const RunCommand &command, std::ostream &err) {
   if (!report.ok()) {
     printError(err, report.error());
     std::error_code ignored;
+    // Not when another run holds DST: its staging directory is its own.
     if (std::filesystem::exists(
-            options.destinationDirectory + "/.aoa-run/journal", ignored))
+            options.destinationDirectory + "/.aoa-run/journal", ignored) &&
+        !runtime::DestinationFiles::isLockedByAnotherRun(
+            options.destinationDirectory))
       printStagingNote(err, command);
     return 1;
   }
@@ -229,12 +233,13 @@ int runAsRankOfJob(const RunCommand &command, const runtime::RankGroup &group,
     if (result.error)
       printError(err, *result.error, who);
     if (rank == 0) {
+      // One write, as printError's: other ranks print at the same time.
       if (!result.error)
-        err << "aoa-run: " << who << "stopped: " << rankList(result.failedRanks)
-            << " failed (see "
-            << (result.failedRanks.size() == 1 ? "its message"
-                                               : "their messages")
-            << "); every rank stops\n";
+        err << ("aoa-run: " + who + "stopped: " +
+                rankList(result.failedRanks) + " failed (see " +
+                (result.failedRanks.size() == 1 ? "its message"
+                                                : "their messages") +
+                "); every rank stops\n");
       if (result.keptFinishedFiles)
         printStagingNote(err, command);
     }

@@ -24,10 +24,14 @@ Status syncDirectory(const std::string &directory) {
     return Error{"opening the directory " + quoteName(directory) +
                      " to sync it failed: " + errnoText(errno),
                  kSystemErrorHint};
+  return syncDirectory(file.get(), directory);
+}
+
+Status syncDirectory(int directoryFd, const std::string &path) {
   // Some file systems cannot sync a directory (EINVAL); nothing is lost.
-  if ((injectedFault(FaultPoint::Fsync) || ::fsync(file.get()) != 0) &&
+  if ((injectedFault(FaultPoint::Fsync) || ::fsync(directoryFd) != 0) &&
       errno != EINVAL)
-    return Error{"syncing the directory " + quoteName(directory) +
+    return Error{"syncing the directory " + quoteName(path) +
                      " failed, so a rename in it may not survive a crash: " +
                      errnoText(errno),
                  kSystemErrorHint};
@@ -55,20 +59,30 @@ bool writeAll(int fd, const char *data, size_t size) {
 /// The atomic-write protocol of the file comment; `fill` writes the
 /// contents into the temporary (an open, empty file).
 Status writeAtomicallyWith(
-    const std::string &path, const std::string &temporaryDirectory,
+    const std::string &path, const AtomicFileLocation &location,
     llvm::function_ref<Status(int fd, const std::string &temporary)> fill) {
   auto [directory, fileName] = splitPath(path);
+  // Names for the calls below: relative to a directory handle when there is
+  // one. The final name's directory, and the temporary's:
+  int at = location.directoryFd >= 0 ? location.directoryFd : AT_FDCWD;
+  std::string finalName = location.directoryFd >= 0 ? fileName : path;
+  bool apart = location.temporaryDirectoryFd >= 0;
+  int temporaryAt = apart ? location.temporaryDirectoryFd : at;
   const std::string &temporaries =
-      temporaryDirectory.empty() ? directory : temporaryDirectory;
-  std::string temporary;
+      apart ? location.temporaryDirectory : directory;
+  std::string temporary, temporaryName;
   FileDescriptor file;
   for (int attempt = 0; !file.isOpen() && attempt < 100; ++attempt) {
     char suffix[16];
     std::snprintf(suffix, sizeof(suffix), "%08x",
                   unsigned(temporarySuffix(attempt)));
-    temporary = temporaries + "/." + fileName + ".tmp." + suffix;
-    file = FileDescriptor(::open(
-        temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+    std::string name = "." + fileName + ".tmp." + suffix;
+    temporary = temporaries + "/" + name;
+    temporaryName =
+        apart || location.directoryFd >= 0 ? name : temporary;
+    file = FileDescriptor(::openat(temporaryAt, temporaryName.c_str(),
+                                   O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                                   0666));
     if (!file.isOpen() && errno != EEXIST) {
       int error = errno;
       return Error{"cannot create " + quoteName(temporary) + ": " +
@@ -80,12 +94,12 @@ Status writeAtomicallyWith(
     return Error{"cannot find an unused temporary name for " + quoteName(path),
                  "remove stale .*.tmp.* files from " + quoteName(temporaries)};
   auto fail = [&](const std::string &what, int error) -> Error {
-    ::unlink(temporary.c_str());
+    ::unlinkat(temporaryAt, temporaryName.c_str(), 0);
     return Error{what + " failed: " + errnoText(error),
                  writeFailureHint(error)};
   };
   if (Status filled = fill(file.get(), temporary); !filled.ok()) {
-    ::unlink(temporary.c_str());
+    ::unlinkat(temporaryAt, temporaryName.c_str(), 0);
     return filled;
   }
   if (injectedFault(FaultPoint::Fsync) || ::fsync(file.get()) != 0)
@@ -93,19 +107,21 @@ Status writeAtomicallyWith(
   if (int error = file.close())
     return fail("closing " + quoteName(temporary), error);
   if (injectedFault(FaultPoint::Rename) ||
-      ::rename(temporary.c_str(), path.c_str()) != 0)
+      ::renameat(temporaryAt, temporaryName.c_str(), at, finalName.c_str()) !=
+          0)
     return fail("renaming " + quoteName(temporary) + " to " + quoteName(path),
                 errno);
-  return syncDirectory(directory);
+  return location.directoryFd >= 0
+             ? syncDirectory(location.directoryFd, directory)
+             : syncDirectory(directory);
 }
 
 } // namespace
 
 Status writeFileAtomically(const std::string &path, std::string_view contents,
-                           const std::string &temporaryDirectory) {
+                           const AtomicFileLocation &location) {
   return writeAtomicallyWith(
-      path, temporaryDirectory,
-      [&](int fd, const std::string &temporary) -> Status {
+      path, location, [&](int fd, const std::string &temporary) -> Status {
         if (!writeAll(fd, contents.data(), contents.size())) {
           int error = errno;
           return Error{"writing " + quoteName(temporary) +
@@ -117,7 +133,7 @@ Status writeFileAtomically(const std::string &path, std::string_view contents,
 }
 
 Status copyFileAtomically(const std::string &from, const std::string &to,
-                          const std::string &temporaryDirectory) {
+                          const AtomicFileLocation &location) {
   FileDescriptor source(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
   if (!source.isOpen()) {
     int error = errno;
@@ -138,8 +154,7 @@ Status copyFileAtomically(const std::string &from, const std::string &to,
                  "only regular files (or links to them) are copied"};
   uint64_t size = uint64_t(status.st_size);
   return writeAtomicallyWith(
-      to, temporaryDirectory,
-      [&](int fd, const std::string &temporary) -> Status {
+      to, location, [&](int fd, const std::string &temporary) -> Status {
         for (uint64_t done = 0; done < size;) {
           size_t piece = size_t(std::min<uint64_t>(size - done, 1ull << 30));
           TransferResult moved = copyAt(source.get(), done, fd, done, piece);

@@ -1,6 +1,9 @@
 //===- DestinationFiles.cpp -----------------------------------------------===//
 #include "aoa/runtime/DestinationFiles.h"
 
+#include "DestinationDirectory.h"
+#include "DestinationFileState.h"
+#include "FileSystemSupport.h"
 #include "Messages.h"
 #include "aoa/ir/HuggingFaceIndex.h"
 #include "aoa/ir/MetadataWriter.h"
@@ -16,18 +19,13 @@
 
 #include "llvm/ADT/StringMap.h"
 
-#include <fcntl.h>
 #include <algorithm>
-#include <filesystem>
+#include <cerrno>
+#include <fcntl.h>
 #include <map>
 #include <mutex>
-#include <optional>
-#include <set>
 #include <sstream>
-#include <sys/stat.h>
 #include <unistd.h>
-
-namespace fs = std::filesystem;
 
 namespace aoa::runtime {
 
@@ -36,17 +34,6 @@ namespace {
 constexpr size_t kHashChunkBytes = 8 << 20;
 /// Runs shorter than this on average go through the file's mapping.
 constexpr uint64_t kShortRunBytes = 64 << 10;
-
-/// Hashing state of one tensor while its file is written.
-struct TensorProgress {
-  std::mutex mutex;
-  std::unique_ptr<ContentHasher> hasher; ///< created by the first write
-  uint64_t hashedBytes = 0;              ///< a prefix of the tensor's bytes
-};
-
-Error fileSystemError(const std::string &what, const std::error_code &error) {
-  return Error{what + ": " + error.message(), kSystemErrorHint};
-}
 
 /// Hashes bytes [offset, offset + size) of the open file `fd`.
 Expected<uint64_t> hashFileRange(int fd, uint64_t offset, uint64_t size,
@@ -71,27 +58,7 @@ Expected<uint64_t> hashFileRange(int fd, uint64_t offset, uint64_t size,
   return hasher.digest();
 }
 
-/// The identity of an existing file, for "is this a source file?".
-std::optional<std::pair<dev_t, ino_t>> fileIdentity(const std::string &path) {
-  struct stat status;
-  if (::stat(path.c_str(), &status) != 0)
-    return std::nullopt;
-  return std::make_pair(status.st_dev, status.st_ino);
-}
-
 } // namespace
-
-struct DestinationFiles::FileState {
-  std::mutex mutex;
-  std::vector<uint32_t> tensors; ///< destination tensor ids, in plan order
-  uint64_t dataBytes = 0;
-  std::atomic<int64_t> remainingBytes{0};
-  std::optional<SafetensorsWriter> writer;
-  std::unique_ptr<TensorProgress[]> progress;
-  std::atomic<bool> finished{false};
-  uint64_t fileSize = 0;               ///< once finished
-  std::vector<uint64_t> tensorHashes;  ///< once finished
-};
 
 DestinationFiles::DestinationFiles(const plan::Plan &plan) : plan_(plan) {}
 DestinationFiles::~DestinationFiles() = default;
@@ -100,320 +67,30 @@ std::string DestinationFiles::stagedPath(uint32_t file) const {
   return stagingDirectory_ + "/files/" + plan_.destinationFiles[file].path;
 }
 
+bool DestinationFiles::writesHuggingFaceIndex() const {
+  // Hugging Face writes an index only for a model split over several files.
+  return plan_.destinationFormat == plan::DestinationFormat::HuggingFace &&
+         plan_.destinationFiles.size() > 1;
+}
+
 std::string DestinationFiles::finalPath(uint32_t file) const {
   return directory_ + "/" + plan_.destinationFiles[file].path;
 }
 
-namespace {
-
-/// `path` without trailing slashes ("/" stays).
-std::string withoutTrailingSlashes(std::string path) {
-  while (path.size() > 1 && path.back() == '/')
-    path.pop_back();
-  return path;
+Expected<FileDescriptor> DestinationFiles::stagedDirectory(uint32_t file,
+                                                           bool create) const {
+  Expected<FileDescriptor> files =
+      openDirectoryBeneath(staging_.get(), stagingDirectory_, "files", create);
+  if (!files.ok() || !files->isOpen())
+    return files;
+  return openParentBeneath(files->get(), stagingDirectory_ + "/files",
+                           plan_.destinationFiles[file].path, create);
 }
 
-/// True when every tensor of the finished `record` in the safetensors file
-/// at `path` still has the hash the journal recorded.
-bool matchesRecord(const std::string &path, const FinishedFile &record,
-                   const plan::Plan &plan,
-                   const std::vector<uint32_t> &tensors) {
-  Expected<SafetensorsReader> reader = SafetensorsReader::open(path);
-  if (!reader.ok() || reader->fileSize() != record.size)
-    return false;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const SafetensorsTensor *entry =
-        reader->find(plan.destinationTensors[tensors[i]].name);
-    if (!entry)
-      return false;
-    Expected<uint64_t> hash = reader->contentHash(*entry);
-    if (!hash.ok() || *hash != record.tensorHashes[i])
-      return false;
-  }
-  return true;
-}
-
-} // namespace
-
-namespace {
-
-/// The run journals in `stagingDirectory`: "journal" (the local backend's)
-/// and "journal.RANK" (the mpi backend's), sorted.
-std::vector<std::string> journalPaths(const std::string &stagingDirectory) {
-  std::vector<std::string> paths;
-  std::error_code error;
-  for (auto it = fs::directory_iterator(stagingDirectory, error);
-       !error && it != fs::directory_iterator(); it.increment(error)) {
-    std::string name = it->path().filename().string();
-    bool rankJournal = name.size() > 8 && name.compare(0, 8, "journal.") == 0 &&
-                       name.find_first_not_of("0123456789", 8) ==
-                           std::string::npos;
-    if (name == "journal" || rankJournal)
-      paths.push_back(it->path().string());
-  }
-  std::sort(paths.begin(), paths.end());
-  return paths;
-}
-
-/// Hugging Face writes an index only for a model split over several files.
-bool writesHuggingFaceIndex(const plan::Plan &plan) {
-  return plan.destinationFormat == plan::DestinationFormat::HuggingFace &&
-         plan.destinationFiles.size() > 1;
-}
-
-} // namespace
-
-Expected<bool>
-DestinationFiles::prepareDirectory(const std::string &destinationDirectory,
-                                   const std::string &sourceDirectory,
-                                   const DestinationOptions &options) {
-  std::string directory = withoutTrailingSlashes(destinationDirectory);
-  std::string stagingDirectory = directory + "/.aoa-run";
-  std::error_code error;
-  bool created = !fs::exists(directory, error);
-  fs::create_directories(directory, error);
-  if (error)
-    return fileSystemError("cannot create the destination directory " +
-                               quoteName(directory),
-                           error);
-  // Checks that refuse the run leave the destination as it was.
-  auto refuse = [&](Error refusal) -> Error {
-    std::error_code ignored;
-    if (created)
-      fs::remove_all(directory, ignored);
-    return refusal;
-  };
-  if (fs::equivalent(directory, sourceDirectory, error))
-    return refuse(Error{"the destination directory " + quoteName(directory) +
-                            " is the source directory",
-                        "write the converted checkpoint to another "
-                        "directory; aoa-run never modifies a source "
-                        "checkpoint"});
-  // Beside a journal (of this plan: checked below), metadata.json is that of
-  // an interrupted run, killed between installing it and removing the
-  // staging directory, or started with --overwrite: the same command
-  // finishes it.
-  bool interrupted =
-      !options.restart && !journalPaths(stagingDirectory).empty();
-  if (!options.overwrite && !interrupted &&
-      fs::exists(directory + "/metadata.json", error))
-    return refuse(Error{"the destination directory " + quoteName(directory) +
-                            " already holds a checkpoint (metadata.json)",
-                        "choose an empty directory, or pass --overwrite to "
-                        "replace it"});
-  if (options.restart) {
-    fs::remove_all(stagingDirectory, error);
-    if (error)
-      return fileSystemError("cannot remove " + quoteName(stagingDirectory),
-                             error);
-  }
-  // Every journal there must be this plan's (whichever backend wrote it).
-  for (const std::string &path : journalPaths(stagingDirectory)) {
-    Expected<std::unique_ptr<RunJournal>> journal =
-        RunJournal::open(path, options.planFingerprint);
-    if (!journal.ok())
-      return journal.error();
-  }
-  return created;
-}
-
-Expected<std::unique_ptr<DestinationFiles>>
-DestinationFiles::open(const plan::Plan &plan,
-                       const std::string &destinationDirectory,
-                       const std::string &sourceDirectory,
-                       const DestinationOptions &options) {
-  std::unique_ptr<DestinationFiles> result(new DestinationFiles(plan));
-  DestinationFiles &files = *result;
-  files.directory_ = withoutTrailingSlashes(destinationDirectory);
-  files.stagingDirectory_ = files.directory_ + "/.aoa-run";
-  files.stopAfterFiles_ = options.stopAfterFiles;
-  files.rank_ = options.rank;
-  files.sourceDirectory_ = withoutTrailingSlashes(sourceDirectory);
-  const std::string &directory = files.directory_;
-  if (!options.rank) {
-    Expected<bool> created =
-        prepareDirectory(destinationDirectory, sourceDirectory, options);
-    if (!created.ok())
-      return created.error();
-    files.createdDirectory_ = *created;
-  }
-  std::error_code error;
-  // Checks that refuse the run leave the destination as it was.
-  auto refuse = [&](Error refusal) -> Error {
-    std::error_code ignored;
-    if (files.createdDirectory_)
-      fs::remove_all(directory, ignored);
-    return refusal;
-  };
-
-  // Files, their tensors and sizes.
-  files.files_.resize(plan.destinationFiles.size());
-  for (auto &state : files.files_)
-    state = std::make_unique<FileState>();
-  files.positionInFile_.resize(plan.destinationTensors.size());
-  for (uint32_t t = 0; t < plan.destinationTensors.size(); ++t) {
-    const plan::StoredTensor &tensor = plan.destinationTensors[t];
-    FileState &state = *files.files_[tensor.file];
-    files.positionInFile_[t] = uint32_t(state.tensors.size());
-    state.tensors.push_back(t);
-    state.dataBytes +=
-        uint64_t(tensor.storedElements()) * dtypeSize(tensor.dtype);
-  }
-
-  // The journals of an earlier run: a finished file counts when it is still
-  // staged (or already moved into place by an interrupted install) with
-  // the size and the tensor hashes a journal recorded. A rank reads the
-  // local backend's journal and its own.
-  std::string ownJournal =
-      files.stagingDirectory_ +
-      (options.rank ? "/journal." + std::to_string(*options.rank)
-                    : std::string("/journal"));
-  std::vector<std::string> journals;
-  if (options.rank)
-    journals = {files.stagingDirectory_ + "/journal", ownJournal};
-  else
-    journals = journalPaths(files.stagingDirectory_);
-  std::set<std::string> keptStagedFiles;
-  bool resuming = false;
-  for (const std::string &journalPath : journals) {
-    if (!fs::exists(journalPath, error))
-      continue;
-    resuming = true;
-    Expected<std::unique_ptr<RunJournal>> journal =
-        RunJournal::open(journalPath, options.planFingerprint);
-    if (!journal.ok())
-      return journal.error();
-    for (const FinishedFile &record : (*journal)->loaded()) {
-      if (record.file >= files.files_.size() || !files.owns(record.file))
-        continue;
-      FileState &state = *files.files_[record.file];
-      if (state.finished || record.tensorHashes.size() != state.tensors.size())
-        continue;
-      std::string staged = files.stagedPath(record.file);
-      bool isStaged = fs::exists(staged, error);
-      if (!matchesRecord(isStaged ? staged : files.finalPath(record.file),
-                         record, plan, state.tensors))
-        continue;
-      state.finished = true;
-      state.fileSize = record.size;
-      state.tensorHashes = record.tensorHashes;
-      if (isStaged)
-        keptStagedFiles.insert(fs::path(staged).lexically_normal().string());
-      ++files.resumedFiles_;
-    }
-  }
-
-  // Never overwrite by accident, and never a source file.
-  std::set<std::pair<dev_t, ino_t>> sources;
-  for (const plan::File &file : plan.sourceFiles)
-    if (auto identity = fileIdentity(sourceDirectory + "/" + file.path))
-      sources.insert(*identity);
-  for (uint32_t f = 0; f < files.files_.size(); ++f) {
-    if (!files.owns(f))
-      continue;
-    FileState &state = *files.files_[f];
-    std::string target = files.finalPath(f);
-    std::optional<std::pair<dev_t, ino_t>> identity = fileIdentity(target);
-    if (identity && sources.count(*identity))
-      return refuse(Error{"destination file " + quoteName(target) +
-                              " is a file of the source checkpoint",
-                          "write the converted checkpoint to another "
-                          "directory; aoa-run never modifies a source "
-                          "checkpoint"});
-    if (identity && !state.finished && !options.overwrite)
-      return refuse(Error{"destination file " + quoteName(target) +
-                              " already exists",
-                          "choose an empty directory, or pass --overwrite "
-                          "to replace it"});
-    if (!state.finished) {
-      state.remainingBytes = int64_t(state.dataBytes);
-      files.bytesToWrite_ += state.dataBytes;
-    }
-  }
-
-  // What install() adds beside the files (rank 0 installs it): the copied
-  // files must be there to copy, and nothing may be replaced by accident
-  // (an install that an interruption cut short may have written them).
-  if (!options.rank || *options.rank == 0) {
-    for (const std::string &path : plan.copiedFiles) {
-      std::string from = files.sourceDirectory_ + "/" + path;
-      if (!fs::is_regular_file(from, error))
-        return refuse(Error{"cannot copy " + quoteName(path) +
-                                ": it is not a file in the source directory " +
-                                quoteName(files.sourceDirectory_),
-                            "the plan copies the source checkpoint's other "
-                            "files (config.json, tokenizer files, ...); "
-                            "run it on the directory it was compiled from"});
-      if (!options.overwrite && !resuming &&
-          fs::exists(directory + "/" + path, error))
-        return refuse(Error{"destination file " +
-                                quoteName(directory + "/" + path) +
-                                " already exists",
-                            "choose an empty directory, or pass --overwrite "
-                            "to replace it"});
-    }
-    if (writesHuggingFaceIndex(plan) && !options.overwrite && !resuming &&
-        fs::exists(directory + "/" + plan::kHuggingFaceIndexName, error))
-      return refuse(Error{"the destination directory " + quoteName(directory) +
-                              " already holds a Hugging Face index (" +
-                              plan::kHuggingFaceIndexName + ")",
-                          "choose an empty directory, or pass --overwrite "
-                          "to replace it"});
-  }
-
-  // Staging: partial files of an interrupted run are useless. A rank
-  // removes only its own (staged names and their temporaries, .NAME.tmp.*).
-  fs::create_directories(files.stagingDirectory_ + "/files", error);
-  if (error)
-    return fileSystemError("cannot create the staging directory " +
-                               quoteName(files.stagingDirectory_),
-                           error);
-  auto removeUnkept = [&](const fs::path &path) {
-    if (!keptStagedFiles.count(path.lexically_normal().string()))
-      fs::remove(path, error);
-  };
-  if (!options.rank) {
-    for (auto it = fs::recursive_directory_iterator(
-             files.stagingDirectory_ + "/files", error);
-         !error && it != fs::recursive_directory_iterator();
-         it.increment(error))
-      if (it->is_regular_file())
-        removeUnkept(it->path());
-  } else {
-    std::map<fs::path, std::set<std::string>> ownNames;
-    for (uint32_t f = 0; f < files.files_.size(); ++f)
-      if (files.owns(f)) {
-        fs::path staged(files.stagedPath(f));
-        ownNames[staged.parent_path()].insert(staged.filename().string());
-      }
-    for (const auto &[parent, names] : ownNames) {
-      if (!fs::is_directory(parent, error))
-        continue;
-      for (auto it = fs::directory_iterator(parent, error);
-           !error && it != fs::directory_iterator(); it.increment(error)) {
-        if (!it->is_regular_file())
-          continue;
-        std::string name = it->path().filename().string();
-        size_t tmp = name.rfind(".tmp.");
-        bool ours = names.count(name) ||
-                    (name.size() > 1 && name[0] == '.' &&
-                     tmp != std::string::npos && tmp > 1 &&
-                     names.count(name.substr(1, tmp - 1)));
-        if (ours)
-          removeUnkept(it->path());
-      }
-    }
-  }
-  if (error)
-    return fileSystemError("cannot clean the staging directory " +
-                               quoteName(files.stagingDirectory_),
-                           error);
-  Expected<std::unique_ptr<RunJournal>> journal =
-      RunJournal::open(ownJournal, options.planFingerprint);
-  if (!journal.ok())
-    return journal.error();
-  files.journal_ = std::move(*journal);
-  return result;
+Expected<FileDescriptor> DestinationFiles::finalDirectory(uint32_t file,
+                                                          bool create) const {
+  return openParentBeneath(root_.get(), directory_,
+                           plan_.destinationFiles[file].path, create);
 }
 
 std::vector<bool> DestinationFiles::finishedFiles() const {
@@ -431,13 +108,11 @@ Status DestinationFiles::openWriter(uint32_t fileId) {
     declarations.push_back({stored.name, stored.dtype, stored.storedShape()});
   }
   std::string staged = stagedPath(fileId);
-  std::error_code error;
-  fs::create_directories(fs::path(staged).parent_path(), error);
-  if (error)
-    return fileSystemError("cannot create the directory of " +
-                               quoteName(staged),
-                           error);
+  Expected<FileDescriptor> directory = stagedDirectory(fileId, true);
+  if (!directory.ok())
+    return directory.error();
   SafetensorsWriterOptions writerOptions;
+  writerOptions.directoryFd = directory->get();
   writerOptions.mapForWrites = true; // for strided regions (writeRegion)
   // transformers refuses safetensors files without a known "format".
   SafetensorsMetadata metadata;
@@ -570,7 +245,6 @@ Status DestinationFiles::finishFile(uint32_t fileId) {
   SafetensorsWriter &writer = *file.writer;
   uint64_t dataOffset = writer.fileSize() - writer.header().dataSize();
   std::vector<uint64_t> hashes;
-  FileDescriptor readBack;
   for (size_t i = 0; i < file.tensors.size(); ++i) {
     const plan::StoredTensor &tensor =
         plan_.destinationTensors[file.tensors[i]];
@@ -581,16 +255,8 @@ Status DestinationFiles::finishFile(uint32_t fileId) {
                                        : contentHash(nullptr, 0));
       continue;
     }
-    if (!readBack.isOpen()) {
-      readBack = FileDescriptor(
-          ::open(writer.temporaryPath().c_str(), O_RDONLY | O_CLOEXEC));
-      if (!readBack.isOpen())
-        return Error{"cannot reopen " + quoteName(writer.temporaryPath()) +
-                         " to hash it: " + errnoText(errno),
-                     kSystemErrorHint};
-    }
     Expected<uint64_t> hash =
-        hashFileRange(readBack.get(), dataOffset + entry->dataBegin,
+        hashFileRange(writer.fileDescriptor(), dataOffset + entry->dataBegin,
                       entry->byteSize(), writer.temporaryPath());
     if (!hash.ok())
       return hash.error();
@@ -655,43 +321,61 @@ Status DestinationFiles::moveFilesIntoPlace() {
                    "the plan does not write every destination element; "
                    "recompile it"};
   }
-  // With --overwrite, DST may hold an older checkpoint: its metadata.json
-  // goes first, durably, so that it never describes a mix of new and old
-  // files (issue 20 D4).
-  std::string metadata = directory_ + "/metadata.json";
-  if (::unlink(metadata.c_str()) == 0) {
-    if (Status synced = syncDirectory(directory_); !synced.ok())
-      return synced;
-  } else if (errno != ENOENT) {
-    return Error{"cannot remove the replaced checkpoint's " +
-                     quoteName(metadata) + ": " + errnoText(errno),
-                 kSystemErrorHint};
-  }
-  std::set<std::string> directories;
+  if (Status removed = removeOldMetadata(); !removed.ok())
+    return removed;
+  // Renamed by handles: neither end is reached through a link.
+  std::map<std::string, FileDescriptor> targetDirectories;
   for (uint32_t f = 0; f < files_.size(); ++f) {
     if (!owns(f))
       continue;
-    std::string staged = stagedPath(f), target = finalPath(f);
-    std::error_code error;
-    if (!fs::exists(staged, error))
+    std::string relative = plan_.destinationFiles[f].path;
+    std::string name = splitPath(relative).second;
+    Expected<FileDescriptor> from = stagedDirectory(f, false);
+    if (!from.ok())
+      return from.error();
+    if (!from->isOpen() || entryKind(from->get(), name) == EntryKind::Missing)
       continue; // moved by an earlier, interrupted install
-    fs::path parent = fs::path(target).parent_path();
-    fs::create_directories(parent, error);
-    if (error)
-      return fileSystemError("cannot create " + quoteName(parent.string()),
-                             error);
-    if (!injectedFault(FaultPoint::Rename, error))
-      fs::rename(staged, target, error);
-    if (error)
-      return fileSystemError("cannot move " + quoteName(staged) + " to " +
-                                 quoteName(target),
-                             error);
-    directories.insert(parent.string());
+    Expected<FileDescriptor> to = finalDirectory(f, true);
+    if (!to.ok())
+      return Error{"destination file " + quoteName(relative) +
+                       " cannot be moved into place: " + to.error().message,
+                   to.error().hint};
+    if (injectedFault(FaultPoint::Rename) ||
+        ::renameat(from->get(), name.c_str(), to->get(), name.c_str()) != 0)
+      return Error{"cannot move " + quoteName(stagedPath(f)) + " to " +
+                       quoteName(finalPath(f)) + ": " + errnoText(errno),
+                   kSystemErrorHint};
+    // DST itself is synced below.
+    if (std::string parent = splitPath(relative).first; parent != ".")
+      targetDirectories.emplace(parent, std::move(*to));
   }
-  for (const std::string &directory : directories)
-    if (Status synced = syncDirectory(directory); !synced.ok())
+  // New subdirectories are entries of DST.
+  if (Status synced = syncDirectory(root_.get(), directory_); !synced.ok())
+    return synced;
+  for (const auto &[relative, fd] : targetDirectories)
+    if (Status synced = syncDirectory(fd.get(), directory_ + "/" + relative);
+        !synced.ok())
       return synced;
   return Status();
+}
+
+Status DestinationFiles::removeOldMetadata() {
+  // The index too, when this run writes one: a Hugging Face loader reads it.
+  std::vector<const char *> names = {"metadata.json"};
+  if (writesHuggingFaceIndex())
+    names.push_back(plan::kHuggingFaceIndexName);
+  bool removed = false;
+  for (const char *name : names) {
+    if (::unlinkat(root_.get(), name, 0) == 0) {
+      removed = true;
+    } else if (errno != ENOENT) {
+      return Error{"cannot remove the " + std::string(name) +
+                       " of the checkpoint being replaced in " +
+                       quoteName(directory_) + ": " + errnoText(errno),
+                   kSystemErrorHint};
+    }
+  }
+  return removed ? syncDirectory(root_.get(), directory_) : Status();
 }
 
 std::vector<uint64_t> DestinationFiles::tensorHashes() const {
@@ -704,22 +388,27 @@ std::vector<uint64_t> DestinationFiles::tensorHashes() const {
   return hashes;
 }
 
+AtomicFileLocation
+DestinationFiles::temporariesInStaging(int directoryFd) const {
+  // A run killed mid-write leaves the temporary in the staging directory,
+  // which the next run cleans, never a stray .NAME.tmp.* in DST.
+  return AtomicFileLocation{directoryFd, staging_.get(), stagingDirectory_};
+}
+
 Status DestinationFiles::installCompanions() const {
   for (const std::string &path : plan_.copiedFiles) {
-    std::string target = directory_ + "/" + path;
-    std::error_code error;
-    fs::create_directories(fs::path(target).parent_path(), error);
-    if (error)
-      return fileSystemError("cannot create the directory of " +
-                                 quoteName(target),
-                             error);
+    Expected<FileDescriptor> directory =
+        openParentBeneath(root_.get(), directory_, path, true);
+    if (!directory.ok())
+      return directory.error();
     if (Status copied =
-            copyFileAtomically(sourceDirectory_ + "/" + path, target,
-                               stagingDirectory_);
+            copyFileAtomically(sourceDirectory_ + "/" + path,
+                               directory_ + "/" + path,
+                               temporariesInStaging(directory->get()));
         !copied.ok())
       return copied;
   }
-  if (!writesHuggingFaceIndex(plan_))
+  if (!writesHuggingFaceIndex())
     return Status();
   std::vector<std::pair<std::string, std::string>> weightMap;
   uint64_t totalSize = 0;
@@ -731,7 +420,7 @@ Status DestinationFiles::installCompanions() const {
   return writeFileAtomically(
       directory_ + "/" + plan::kHuggingFaceIndexName,
       formatHuggingFaceIndex(std::move(weightMap), totalSize),
-      stagingDirectory_);
+      temporariesInStaging(root_.get()));
 }
 
 Status DestinationFiles::writeMetadata(const std::vector<uint64_t> &hashes) {
@@ -775,19 +464,18 @@ Status DestinationFiles::writeMetadata(const std::vector<uint64_t> &hashes) {
   writeShardMetadata(builder.finish(), metadata);
   if (Status written =
           writeFileAtomically(directory_ + "/metadata.json", metadata.str(),
-                              stagingDirectory_);
+                              temporariesInStaging(root_.get()));
       !written.ok()) {
     // It may have failed after its rename (syncing the directory): a failed
     // run leaves no metadata.json, or the same command would not resume.
-    ::unlink((directory_ + "/metadata.json").c_str());
+    ::unlinkat(root_.get(), "metadata.json", 0);
     return written;
   }
-  std::error_code error;
-  fs::remove_all(stagingDirectory_, error);
-  if (error)
-    return fileSystemError("the checkpoint is complete, but removing " +
-                               quoteName(stagingDirectory_) + " failed",
-                           error);
+  if (Status removed =
+          removeTree(root_.get(), directory_, kStagingDirectoryName);
+      !removed.ok())
+    return Error{"the checkpoint is complete, but " + removed.error().message,
+                 removed.error().hint};
   return Status();
 }
 
@@ -817,10 +505,12 @@ void DestinationFiles::releaseUnfinishedFiles() {
 void DestinationFiles::removeStagingDirectory(
     const std::string &destinationDirectory, bool removeDestination) {
   std::string directory = withoutTrailingSlashes(destinationDirectory);
-  std::error_code ignored;
-  fs::remove_all(directory + "/.aoa-run", ignored);
-  if (removeDestination && fs::is_empty(directory, ignored))
-    fs::remove(directory, ignored);
+  Expected<FileDescriptor> root = openDirectory(directory);
+  if (!root.ok())
+    return;
+  (void)removeTree(root->get(), directory, kStagingDirectoryName);
+  if (removeDestination)
+    ::rmdir(directory.c_str()); // only when empty
 }
 
 Status DestinationFiles::verify(ThreadPool &pool) const {

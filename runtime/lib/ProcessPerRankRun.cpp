@@ -195,13 +195,15 @@ RankRunResult ProcessPerRankRun::run() {
   // Rank 0 prepares the shared directory, then every rank opens its files.
   Status prepared;
   if (rank_ == 0) {
-    Expected<bool> created = DestinationFiles::prepareDirectory(
+    Expected<PreparedDestination> created = DestinationFiles::prepareDirectory(
         options_.destinationDirectory, options_.sourceDirectory,
         destinationOptions());
-    if (created.ok())
-      createdDirectory_ = *created;
-    else
+    if (created.ok()) {
+      createdDirectory_ = created->created;
+      destinationLock_ = std::move(created->lock);
+    } else {
       prepared = created.error();
+    }
   }
   if (!agree(prepared))
     return finish();

@@ -119,6 +119,8 @@ private:
   std::chrono::steady_clock::time_point started_ =
       std::chrono::steady_clock::now();
   bool createdDirectory_ = false; ///< by rank 0's prepareDirectory
+  /// Rank 0 holds the destination's lock for the whole run.
+  FileDescriptor destinationLock_;
   /// Bytes the other ranks had written at the last agreement.
   std::atomic<uint64_t> othersWritten_{0};
   std::atomic<uint64_t> bytesRead_{0};

@@ -84,16 +84,28 @@ Status writeAll(int fd, const std::string &text, const std::string &path) {
 
 } // namespace
 
-Expected<std::unique_ptr<RunJournal>>
-RunJournal::open(const std::string &path, uint64_t planFingerprint) {
+Expected<std::unique_ptr<RunJournal>> RunJournal::open(const std::string &path,
+                                                       uint64_t planFingerprint,
+                                                       int directoryFd) {
   std::unique_ptr<RunJournal> journal(new RunJournal());
   journal->path_ = path;
+  std::string name = path;
+  if (directoryFd >= 0)
+    name = name.substr(name.rfind('/') + 1);
   journal->file_ = FileDescriptor(
-      ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666));
-  if (!journal->file_.isOpen())
+      ::openat(directoryFd >= 0 ? directoryFd : AT_FDCWD, name.c_str(),
+               O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666));
+  if (!journal->file_.isOpen()) {
+    int error = errno;
+    if (error == ELOOP)
+      return Error{"the run journal " + quoteName(path) +
+                       " is a symbolic link; aoa-run never follows one "
+                       "inside the destination directory",
+                   startOverHint(path)};
     return Error{"cannot open the run journal " + quoteName(path) + ": " +
-                     errnoText(errno),
+                     errnoText(error),
                  kSystemErrorHint};
+  }
   std::string text;
   char chunk[1 << 16];
   for (;;) {

@@ -171,6 +171,14 @@ Expected<SafetensorsWriter> SafetensorsWriter::create(
   if (fileName.empty())
     return writer.fail("the path names a directory, not a file",
                        "give the destination file's name");
+  if (options.directoryFd >= 0) {
+    writer.directory_ =
+        FileDescriptor(::fcntl(options.directoryFd, F_DUPFD_CLOEXEC, 0));
+    if (!writer.directory_.isOpen())
+      return writer.fail("cannot duplicate the handle of " +
+                             quoteName(directory) + ": " + errnoText(errno),
+                         kSystemErrorHint);
+  }
   // O_EXCL with a varying suffix: two writers never share a temporary, and
   // the file gets the usual permissions (mkstemp would force 0600).
   int fd = -1;
@@ -180,8 +188,9 @@ Expected<SafetensorsWriter> SafetensorsWriter::create(
                   unsigned(temporarySuffix(attempt)));
     std::string candidate = directory + "/." + fileName + ".tmp." + suffix;
     // Read-write: a shared writable mapping (mapForWrites) needs it.
-    fd = ::open(candidate.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
-                0666);
+    fd = ::openat(writer.directoryFd(),
+                  writer.nameInDirectory(candidate).c_str(),
+                  O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
       writer.temporaryPath_ = std::move(candidate);
     } else if (errno != EEXIST) {
@@ -230,8 +239,8 @@ Expected<SafetensorsWriter> SafetensorsWriter::create(
 SafetensorsWriter::SafetensorsWriter(SafetensorsWriter &&other) noexcept
     : path_(std::move(other.path_)),
       temporaryPath_(std::exchange(other.temporaryPath_, std::string())),
-      file_(std::move(other.file_)), map_(std::move(other.map_)),
-      header_(std::move(other.header_)),
+      directory_(std::move(other.directory_)), file_(std::move(other.file_)),
+      map_(std::move(other.map_)), header_(std::move(other.header_)),
       dataOffset_(other.dataOffset_), fileSize_(other.fileSize_),
       committed_(other.committed_), writeFailed_(other.writeFailed_.load()) {}
 
@@ -242,8 +251,16 @@ void SafetensorsWriter::removeTemporary() {
     return;
   map_ = MemoryMap();
   file_.close();
-  ::unlink(temporaryPath_.c_str());
+  ::unlinkat(directoryFd(), nameInDirectory(temporaryPath_).c_str(), 0);
   temporaryPath_.clear();
+}
+
+int SafetensorsWriter::directoryFd() const {
+  return directory_.isOpen() ? directory_.get() : AT_FDCWD;
+}
+
+std::string SafetensorsWriter::nameInDirectory(const std::string &path) const {
+  return directory_.isOpen() ? splitPath(path).second : path;
 }
 
 Error SafetensorsWriter::fail(std::string what, std::string hint) const {
@@ -393,7 +410,8 @@ Status SafetensorsWriter::commit() {
     return failSystem("closing " + quoteName(temporaryPath_) + " failed",
                       error);
   if (injectedFault(FaultPoint::Rename) ||
-      ::rename(temporaryPath_.c_str(), path_.c_str()) != 0)
+      ::renameat(directoryFd(), nameInDirectory(temporaryPath_).c_str(),
+                 directoryFd(), nameInDirectory(path_).c_str()) != 0)
     return failSystem("renaming " + quoteName(temporaryPath_) +
                           " to the final name failed",
                       errno);
@@ -401,7 +419,10 @@ Status SafetensorsWriter::commit() {
   temporaryPath_.clear();
 
   // The rename is durable only once the directory is.
-  if (Status synced = syncDirectory(splitPath(path_).first); !synced.ok())
+  Status synced = directory_.isOpen()
+                      ? syncDirectory(directory_.get(), splitPath(path_).first)
+                      : syncDirectory(splitPath(path_).first);
+  if (!synced.ok())
     return fail("the file is in place, but " + synced.error().message,
                 synced.error().hint);
   return Status();

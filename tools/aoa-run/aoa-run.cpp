@@ -60,7 +60,8 @@ static cl::opt<bool> verify(
     cl::cat(category));
 static cl::opt<bool> overwrite(
     "overwrite",
-    cl::desc("Replace destination files and metadata.json that exist"),
+    cl::desc("Replace destination files and metadata.json that exist "
+             "(the old metadata.json goes before the first file is replaced)"),
     cl::cat(category));
 static cl::opt<bool>
     restart("restart",
@@ -106,7 +107,10 @@ int main(int argc, char **argv) {
       "  the layout and an xxh3 hash of every stored tensor. Files are built\n"
       "  in DST/.aoa-run and moved into place only when all are complete, so\n"
       "  the destination never holds a partial checkpoint; an interrupted\n"
-      "  run of the same plan resumes from the files it finished. The exit\n"
+      "  run of the same plan resumes from the files it finished. DST may\n"
+      "  neither lie inside --src-dir nor contain it; aoa-run never follows a\n"
+      "  symbolic link inside DST, and one run at a time writes into it (a\n"
+      "  second one refuses while DST/.aoa-run/lock is held). The exit\n"
       "  code is 0 on success and 1 on any error.\n");
 
   aoa::RunCommand command;

@@ -1168,6 +1168,41 @@ TEST(PlanTextVerifyTest, ReservedAndAliasedDestinationNames) {
                              "copied file './config.json' is listed twice", 0);
 }
 
+// Issue 20 P1: `x` and `x/y` as two destination files, or a directory named
+// metadata.json, failed halfway through the run with an OS error.
+TEST(PlanTextVerifyTest, DestinationPathsDoNotCollide) {
+  expectEditError("\"opt-rank1.safetensors\"",
+                  "\"model-00001.safetensors/x.safetensors\"",
+                  "\"model-00001.safetensors/x",
+                  "destination file 'model-00001.safetensors/x.safetensors' "
+                  "needs a directory 'model-00001.safetensors', but "
+                  "destination file 'model-00001.safetensors' is a file there");
+  expectEditError("\"opt-rank1.safetensors\"",
+                  "\"./model-00001.safetensors//a/x.safetensors\"",
+                  "\"./model-00001",
+                  "but destination file "
+                  "'model-00001.safetensors' is a file there");
+  expectEditError("\"opt-rank1.safetensors\"",
+                  "\"metadata.json/x.safetensors\"", "\"metadata.json/x",
+                  "destination file 'metadata.json/x.safetensors' needs a "
+                  "directory 'metadata.json', a name aoa-run writes a file to");
+  expectHuggingFaceEditError(
+      "\"tok/vocab.txt\"", "\"model-00002-of-00002.safetensors/vocab.txt\"",
+      "\"model-00002-of-00002.safetensors/vocab.txt\"",
+      "copied file 'model-00002-of-00002.safetensors/vocab.txt' needs a "
+      "directory 'model-00002-of-00002.safetensors', but destination file "
+      "'model-00002-of-00002.safetensors' is a file there");
+  expectHuggingFaceEditError(
+      "\"tok/vocab.txt\"", "\"config.json/vocab.txt\"",
+      "\"config.json/vocab.txt\"",
+      "copied file 'config.json/vocab.txt' needs a directory 'config.json', "
+      "but copied file 'config.json' is a file there");
+  // A shared directory is fine.
+  Read r(edit(sampleText(), "\"opt-rank1.safetensors\"",
+              "\"model-00001/x.safetensors\""));
+  EXPECT_TRUE(r.plan) << r.all();
+}
+
 // Issue: a source file '../x' was read from outside --src-dir, a NUL in a
 // path cut it short, and invalid UTF-8 in names made a metadata.json our own
 // loader rejects.

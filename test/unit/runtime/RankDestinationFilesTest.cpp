@@ -84,10 +84,11 @@ protected:
 };
 
 TEST_F(RankDestinationFilesTest, RanksInstallTheirFilesAndRankZeroTheMetadata) {
-  Expected<bool> created = DestinationFiles::prepareDirectory(
-      destination, scratch.file("src"), options(std::nullopt));
+  Expected<runtime::PreparedDestination> created =
+      DestinationFiles::prepareDirectory(destination, scratch.file("src"),
+                                         options(std::nullopt));
   ASSERT_TRUE(created.ok()) << created.error().toString();
-  EXPECT_TRUE(*created);
+  EXPECT_TRUE(created->created);
 
   std::unique_ptr<DestinationFiles> rank0 = open(0);
   ASSERT_TRUE(rank0);
@@ -176,8 +177,9 @@ TEST_F(RankDestinationFilesTest, AJournalOfAnotherPlanIsRefusedWhenPreparing) {
         runtime::RunJournal::open(destination + "/.aoa-run/journal.1", 7);
     ASSERT_TRUE(other.ok());
   }
-  Expected<bool> prepared = DestinationFiles::prepareDirectory(
-      destination, scratch.file("src"), options(std::nullopt));
+  Expected<runtime::PreparedDestination> prepared =
+      DestinationFiles::prepareDirectory(destination, scratch.file("src"),
+                                         options(std::nullopt));
   ASSERT_FALSE(prepared.ok());
   EXPECT_NE(prepared.error().message.find("belongs to another plan"),
             std::string::npos)
@@ -187,8 +189,77 @@ TEST_F(RankDestinationFilesTest, AJournalOfAnotherPlanIsRefusedWhenPreparing) {
   prepared = DestinationFiles::prepareDirectory(destination,
                                                 scratch.file("src"), restart);
   ASSERT_TRUE(prepared.ok()) << prepared.error().toString();
-  EXPECT_FALSE(*prepared);
+  EXPECT_FALSE(prepared->created);
+  // Only the lock, which the preparing process holds, stays.
+  EXPECT_FALSE(exists(".aoa-run/journal.1"));
+  EXPECT_TRUE(exists(".aoa-run/lock"));
+}
+
+// Issue 20 D4: an --overwrite run killed while moving files into place left
+// the old checkpoint's metadata.json beside a mix of new and old files. The
+// old metadata.json goes (durably) before the first file moves: here rank 0
+// has moved its files, rank 1 not yet, as a kill between them would leave.
+TEST_F(RankDestinationFilesTest, OverwritingRemovesTheOldMetadataBeforeMoving) {
+  fs::create_directories(destination);
+  for (const char *name :
+       {"metadata.json", "model-00001.safetensors", "model-00002.safetensors"})
+    std::ofstream(destination + "/" + name) << "old";
+  DestinationOptions overwrite = options(std::nullopt);
+  overwrite.overwrite = true;
+  {
+    Expected<runtime::PreparedDestination> prepared =
+        DestinationFiles::prepareDirectory(destination, scratch.file("src"),
+                                           overwrite);
+    ASSERT_TRUE(prepared.ok()) << prepared.error().toString();
+    std::vector<std::unique_ptr<DestinationFiles>> ranks;
+    for (uint32_t rank : {0u, 1u}) {
+      overwrite.rank = rank;
+      Expected<std::unique_ptr<DestinationFiles>> files =
+          DestinationFiles::open(*plan, destination, scratch.file("src"),
+                                 overwrite);
+      ASSERT_TRUE(files.ok()) << files.error().toString();
+      ranks.push_back(std::move(*files));
+      writeRank(*ranks.back(), rank, 3);
+    }
+    EXPECT_TRUE(exists("metadata.json")); // nothing moved yet
+    ASSERT_TRUE(ranks[0]->moveFilesIntoPlace().ok());
+    EXPECT_FALSE(exists("metadata.json"));
+    EXPECT_EQ(fs::file_size(destination + "/model-00002.safetensors"), 3u);
+    EXPECT_NE(fs::file_size(destination + "/model-00001.safetensors"), 3u);
+  }
+  // The next run resumes from both ranks' files and completes the install.
+  overwrite.rank.reset();
+  Expected<std::unique_ptr<DestinationFiles>> local = DestinationFiles::open(
+      *plan, destination, scratch.file("src"), overwrite);
+  ASSERT_TRUE(local.ok()) << local.error().toString();
+  EXPECT_EQ((*local)->resumedFileCount(), 4u);
+  ASSERT_TRUE((*local)->install().ok());
+  EXPECT_TRUE(exists("metadata.json"));
+  EXPECT_NE(fs::file_size(destination + "/metadata.json"), 3u);
+  EXPECT_NE(fs::file_size(destination + "/model-00002.safetensors"), 3u);
   EXPECT_FALSE(exists(".aoa-run"));
+}
+
+// Issue 20 D3: the process that prepared the destination holds its lock;
+// another preparing process is refused until it is released.
+TEST_F(RankDestinationFilesTest, OnePreparedRunAtATime) {
+  Expected<runtime::PreparedDestination> first =
+      DestinationFiles::prepareDirectory(destination, scratch.file("src"),
+                                         options(std::nullopt));
+  ASSERT_TRUE(first.ok()) << first.error().toString();
+  Expected<runtime::PreparedDestination> second =
+      DestinationFiles::prepareDirectory(destination, scratch.file("src"),
+                                         options(std::nullopt));
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().message,
+            "another aoa-run is writing to the destination directory '" +
+                destination + "' (it holds '" + destination +
+                "/.aoa-run/lock')");
+  EXPECT_TRUE(exists(".aoa-run/lock"));
+  first->lock.close();
+  EXPECT_TRUE(DestinationFiles::prepareDirectory(
+                  destination, scratch.file("src"), options(std::nullopt))
+                  .ok());
 }
 
 TEST_F(RankDestinationFilesTest, RemovingTheStagingDirectoryAfterAFailure) {

@@ -16,7 +16,7 @@
 #include "aoa/runtime/FloatConversion.h"
 #include "aoa/runtime/RegionCopy.h"
 
-#include "../../runtime/lib/StridedCopyLaunch.h"
+#include "../../../runtime/lib/StridedCopyLaunch.h"
 #include "RandomGeometry.h"
 #include "SpecialValues.h"
 

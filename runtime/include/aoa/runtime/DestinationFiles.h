@@ -8,6 +8,13 @@
 // failed run leaves DST as it was, plus the staging directory that the next
 // run of the same plan resumes from.
 //
+// aoa-run never follows a symbolic link inside DST: paths beneath it are
+// resolved from a handle of DST one directory at a time (see
+// runtime/lib/DestinationDirectory.h), and a link found on the way is
+// refused. DST may not lie inside the source directory nor contain it.
+// One run at a time: DST/.aoa-run/lock is held (flock) from the start to
+// the end of a run; a second run into the same DST refuses at once.
+//
 // Every stored tensor's xxh3-64 goes into metadata.json. Data written in
 // order is hashed as it is written; tensors written out of order are hashed
 // by reading the staged file back before it is committed.
@@ -24,12 +31,15 @@
 #define AOA_RUNTIME_DESTINATIONFILES_H
 
 #include "aoa/ir/Plan.h"
+#include "aoa/runtime/AtomicFile.h"
 #include "aoa/runtime/Error.h"
+#include "aoa/runtime/FileDescriptor.h"
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,6 +68,16 @@ struct DestinationOptions {
   std::optional<uint32_t> rank;
 };
 
+/// What prepareDirectory leaves for the run.
+struct PreparedDestination {
+  /// Whether it created the destination directory, and the staging
+  /// directory DST/.aoa-run (for a refusal to remove again).
+  bool created = false;
+  bool createdStaging = false;
+  /// The destination's lock (DST/.aoa-run/lock), held while this is open.
+  FileDescriptor lock;
+};
+
 class DestinationFiles {
 public:
   /// Prepares the destination directory (created when missing) and the
@@ -70,14 +90,20 @@ public:
   ~DestinationFiles();
 
   /// What open() does first for the whole directory, before looking at
-  /// files: creates it when missing, refuses the source directory and an
+  /// files: refuses a destination inside the source directory or around
+  /// it, creates the destination when missing, takes its lock, refuses an
   /// existing metadata.json (unless overwrite), with restart removes the
-  /// staging directory, and refuses journals of another plan. Run by one
-  /// process only; open() runs it itself unless options.rank is set.
-  /// Returns whether it created the directory.
-  static Expected<bool> prepareDirectory(const std::string &destinationDirectory,
-                                         const std::string &sourceDirectory,
-                                         const DestinationOptions &options);
+  /// staging directory's contents, and refuses journals of another plan.
+  /// Run by one process only, which holds the returned lock for the whole
+  /// run; open() runs it itself unless options.rank is set.
+  static Expected<PreparedDestination>
+  prepareDirectory(const std::string &destinationDirectory,
+                   const std::string &sourceDirectory,
+                   const DestinationOptions &options);
+
+  /// Whether another process holds the lock of `destinationDirectory` now
+  /// (so its staging directory is that run's, not one to resume).
+  static bool isLockedByAnotherRun(const std::string &destinationDirectory);
 
   /// Files finished by an earlier run (resumed) or by this one so far.
   std::vector<bool> finishedFiles() const;
@@ -157,8 +183,33 @@ private:
   /// The copied files and the Hugging Face index (writeMetadata's first
   /// step), each atomically.
   Status installCompanions() const;
+  /// Where installCompanions and writeMetadata write: in `directoryFd`,
+  /// through temporaries in the staging directory.
+  AtomicFileLocation temporariesInStaging(int directoryFd) const;
+  /// open()'s steps: the journals of an earlier run (which files are
+  /// finished), the checks of what exists in DST, and the removal of
+  /// staged files that cannot be resumed.
+  Status loadJournals(const DestinationOptions &options, bool &resuming,
+                      std::set<std::string> &keptStagedFiles);
+  Status checkExistingFiles(const DestinationOptions &options, bool resuming);
+  Status removeUnkeptStagedFiles(const std::set<std::string> &kept);
+  /// Before the first file moves into place: removes the metadata.json of
+  /// a checkpoint being overwritten (and its Hugging Face index, when this
+  /// run writes one), durably, so that DST never shows them beside a mix of
+  /// new and old files.
+  Status removeOldMetadata();
+  /// Removes what a refused open() created (nothing else).
+  void undoCreation();
   std::string stagedPath(uint32_t file) const;
   std::string finalPath(uint32_t file) const;
+  /// The directory holding the destination file `file`, staged (beneath
+  /// DST/.aoa-run/files) or final (beneath DST), opened without following
+  /// links: created when `create`, otherwise closed when missing.
+  Expected<FileDescriptor> stagedDirectory(uint32_t file, bool create) const;
+  Expected<FileDescriptor> finalDirectory(uint32_t file, bool create) const;
+  /// Whether the destination has a Hugging Face index (a Hugging Face
+  /// model split over several files).
+  bool writesHuggingFaceIndex() const;
   /// Whether this process handles `file` (see DestinationOptions::rank).
   bool owns(uint32_t file) const {
     return !rank_ || plan_.destinationFiles[file].rank == *rank_;
@@ -168,12 +219,16 @@ private:
   std::string directory_;
   std::string stagingDirectory_;
   std::string sourceDirectory_;
+  FileDescriptor root_;    ///< DST
+  FileDescriptor staging_; ///< DST/.aoa-run
+  FileDescriptor lock_;    ///< held when this process prepared DST
   std::unique_ptr<RunJournal> journal_;
   std::vector<std::unique_ptr<FileState>> files_;
   /// By destination tensor: its position among its file's tensors.
   std::vector<uint32_t> positionInFile_;
   std::optional<uint32_t> rank_;
   bool createdDirectory_ = false;
+  bool createdStaging_ = false;
   size_t resumedFiles_ = 0;
   uint32_t stopAfterFiles_ = 0;
   std::atomic<uint32_t> filesFinished_{0};

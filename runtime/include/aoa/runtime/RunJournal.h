@@ -40,9 +40,11 @@ public:
   /// Opens the journal at `path` for the plan with `planFingerprint`,
   /// loading its records, or creates it. A journal of another plan, or one
   /// that is not a journal, is an error (the caller decides whether to
-  /// start over).
+  /// start over). A symbolic link at `path` is refused, never followed.
+  /// With `directoryFd` (an open directory, -1 for none) the journal is
+  /// `path`'s last component relative to it; `path` is for messages.
   static Expected<std::unique_ptr<RunJournal>>
-  open(const std::string &path, uint64_t planFingerprint);
+  open(const std::string &path, uint64_t planFingerprint, int directoryFd = -1);
 
   RunJournal(const RunJournal &) = delete;
   RunJournal &operator=(const RunJournal &) = delete;

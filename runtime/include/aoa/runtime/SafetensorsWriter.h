@@ -53,6 +53,12 @@ struct SafetensorsWriterOptions {
   /// length from the start, so commit() cannot notice data that was never
   /// written: the caller must count what it wrote.
   bool mapForWrites = false;
+  /// An open directory (-1: none) that holds the file: the temporary is
+  /// created, renamed and removed by the path's last component relative to
+  /// it (openat, renameat), never by resolving the directory's path again,
+  /// which a symbolic link planted meanwhile could redirect. The writer
+  /// keeps its own duplicate; the path is still what messages show.
+  int directoryFd = -1;
 };
 
 class SafetensorsWriter {
@@ -76,6 +82,9 @@ public:
   const std::string &path() const { return path_; }
   /// Where the data is written until commit().
   const std::string &temporaryPath() const { return temporaryPath_; }
+  /// The temporary, open for reading and writing until commit() (-1 after),
+  /// e.g. to read back what was written.
+  int fileDescriptor() const { return file_.get(); }
   /// The header as written, tensors in file order with their data offsets.
   const SafetensorsHeader &header() const { return header_; }
   /// The size the finished file will have.
@@ -119,9 +128,14 @@ private:
   Status locate(std::string_view name, uint64_t offset, size_t size,
                 uint64_t &fileOffset) const;
   void removeTemporary();
+  /// The directory calls resolve names in (AT_FDCWD without one), and the
+  /// name to give them for the file `path` (its last component with one).
+  int directoryFd() const;
+  std::string nameInDirectory(const std::string &path) const;
 
   std::string path_;
   std::string temporaryPath_;
+  FileDescriptor directory_; ///< see SafetensorsWriterOptions::directoryFd
   FileDescriptor file_;
   MemoryMap map_;
   SafetensorsHeader header_;
