@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/codegen/PlanVerifier.h"
 
+#include "PlanCoverage.h"
 #include "PlanSite.h"
 #include "PlanTextSyntax.h"
 #include "TransformTypes.h"
@@ -89,6 +90,16 @@ public:
       for (uint32_t k = 0;
            k < plan_.programs[0].rounds.size() && !errors_.stopped(); ++k)
         checkExchanges(k);
+    // Coverage is a property of the whole plan, checked once every part of
+    // it is known to be well-formed.
+    if (errors_.count() == before && !errors_.stopped())
+      checkPlanCoverage(plan_, [&](CoverageFinding finding) {
+        auto diag = error(finding.site, finding.message);
+        if (finding.noteSite)
+          note(diag, *finding.noteSite, finding.note);
+        diag.hint(finding.hint);
+        return !errors_.stopped();
+      });
     return errors_.count() == before && !errors_.stopped();
   }
 

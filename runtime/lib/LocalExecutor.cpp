@@ -10,7 +10,6 @@
 #include "aoa/runtime/RankRound.h"
 #include "aoa/runtime/SourceFiles.h"
 #include "aoa/runtime/ThreadPool.h"
-#include "aoa/runtime/WriteCoverage.h"
 
 #include <atomic>
 #include <chrono>
@@ -206,8 +205,6 @@ Expected<RunReport> runPlanLocally(const plan::Plan &plan,
                      " rank programs for " + std::to_string(plan.ranks) +
                      " ranks",
                  "the plan is inconsistent; recompile it"};
-  if (Status covered = checkWriteCoverage(plan); !covered.ok())
-    return covered.error();
 
   // Memory first: a plan this machine cannot hold fails before anything
   // is created.
