@@ -22,6 +22,11 @@ constexpr size_t kGatherWindowBytes = 1 << 20;
 constexpr size_t kMaxGapBytes = 8 << 10;
 constexpr size_t kMaxReportedProblems = 20;
 
+constexpr const char *kChangedHint =
+    "the source file changed after the plan was compiled; recompile the "
+    "plan from the checkpoint as it is now, or restore the files it was "
+    "compiled from";
+
 /// Reads many short runs of one tensor with few preads: runs close to each
 /// other in the file are read as one span into a window buffer and copied
 /// out of it; a run far from its neighbours is read on its own, straight
@@ -127,8 +132,15 @@ Expected<SourceFiles> SourceFiles::open(const plan::Plan &plan,
       return Status();
     Expected<SafetensorsReader> reader = SafetensorsReader::open(
         sourceDirectory + "/" + plan.sourceFiles[i].path);
+    const std::optional<uint64_t> &size = plan.sourceFiles[i].size;
     if (!reader.ok())
       problems.add(reader.error());
+    else if (size && reader->fileSize() != *size)
+      problems.add(Error{reader->path() + ": the file holds " +
+                             std::to_string(reader->fileSize()) +
+                             " bytes, but it held " + std::to_string(*size) +
+                             " when the plan was compiled",
+                         kChangedHint});
     else
       files.readers_[i].emplace(std::move(*reader));
     return Status();
@@ -163,6 +175,18 @@ Expected<SourceFiles> SourceFiles::open(const plan::Plan &plan,
       problems.add(Error{where + " has shape " + formatShape(entry->shape) +
                              ", the plan expects " + formatShape(shape),
                          hint});
+      continue;
+    }
+    if (tensor.data && (entry->dataBegin != tensor.data->begin ||
+                        entry->dataEnd != tensor.data->end)) {
+      problems.add(Error{where + " is at bytes [" +
+                             std::to_string(entry->dataBegin) + ", " +
+                             std::to_string(entry->dataEnd) +
+                             ") of the data section, but was at [" +
+                             std::to_string(tensor.data->begin) + ", " +
+                             std::to_string(tensor.data->end) +
+                             ") when the plan was compiled",
+                         kChangedHint});
       continue;
     }
     files.entries_[i] = entry;

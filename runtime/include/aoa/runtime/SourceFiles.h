@@ -2,8 +2,10 @@
 //
 // Opens every source file a plan names (relative to --src-dir) before any
 // byte moves, and checks each stored tensor the plan reads against the file:
-// present, same dtype, same stored shape. A missing, truncated or corrupt
-// file is therefore reported before anything is written. Files are only ever
+// present, same dtype, same stored shape, and, where the plan recorded them
+// at compile time, the same file size and data offsets (a file rewritten
+// since). A missing, truncated, changed or corrupt file is therefore
+// reported before anything is written. Files are only ever
 // read (opened O_RDONLY).
 //
 // Every read is a pread, so a file that another process shortens during the
