@@ -33,18 +33,20 @@ constexpr std::string_view kUsageAny =
     "destination-tensor, added-key, copy-file, rank, round), an instruction, "
     "a '#' comment or blank";
 constexpr std::string_view kUsageHeader =
-    "the first line of a plan is 'aoa-plan VERSION', e.g. 'aoa-plan 2'";
+    "the first line of a plan is 'aoa-plan VERSION', e.g. 'aoa-plan 3'";
 constexpr std::string_view kUsageRanks = "write 'ranks COUNT', e.g. 'ranks 8'";
 constexpr std::string_view kUsageBudget =
     "write 'memory-budget BYTES' (0: no budget), e.g. 'memory-budget "
     "1073741824'";
 constexpr std::string_view kUsageSourceFile =
-    "write 'source-file ID rank RANK \"PATH\"'";
+    "write 'source-file ID rank RANK \"PATH\"', optionally followed by "
+    "'size BYTES'";
 constexpr std::string_view kUsageDestinationFile =
     "write 'destination-file ID rank RANK \"PATH\"'";
 constexpr std::string_view kUsageSourceTensor =
     "write 'source-tensor ID file FILE name \"NAME\" key \"KEY\" "
-    "DTYPE[SHAPE] box [B0:E0, ...]', optionally followed by 'flat [A:B]'";
+    "DTYPE[SHAPE] box [B0:E0, ...]', optionally followed by 'flat [A:B]' "
+    "and 'data [BEGIN:END]'";
 constexpr std::string_view kUsageDestinationTensor =
     "write 'destination-tensor ID file FILE name \"NAME\" key \"KEY\" "
     "DTYPE[SHAPE] box [B0:E0, ...]', optionally followed by 'flat [A:B]'";
@@ -613,10 +615,21 @@ bool LineParser::fileLine(std::string_view keyword, LineKind kind,
   pos_ += keyword.size();
   out_.kind = kind;
   LineSites &s = out_.sites;
-  return integer("the file id", 0, kMaxUInt32, out_.number, &s.number) &&
-         expectWord(kFieldRank) &&
-         id("the rank that owns the file", out_.file.rank, &s.rank) &&
-         quoted("the file's path as a string", out_.file.path, &s.path);
+  out_.file.size.reset();
+  if (!integer("the file id", 0, kMaxUInt32, out_.number, &s.number) ||
+      !expectWord(kFieldRank) ||
+      !id("the rank that owns the file", out_.file.rank, &s.rank) ||
+      !quoted("the file's path as a string", out_.file.path, &s.path))
+    return false;
+  if (peekWord() == kFieldSize) {
+    s.size = pos_;
+    pos_ += kFieldSize.size();
+    int64_t size = 0;
+    if (!integer("the file's size in bytes", 0, kMaxInt64, size))
+      return false;
+    out_.file.size = uint64_t(size);
+  }
+  return true;
 }
 
 bool LineParser::tensorLine(std::string_view keyword, LineKind kind,
@@ -652,6 +665,20 @@ bool LineParser::tensorLine(std::string_view keyword, LineKind kind,
         !expect(']', "']' after the flat range"))
       return false;
     t.flat = range;
+  }
+  t.data.reset();
+  if (peekWord() == kFieldData) {
+    s.data = pos_;
+    pos_ += kFieldData.size();
+    skipSpace();
+    int64_t begin = 0, end = 0;
+    if (!expect('[', "'[' and the tensor's data offsets, e.g. 'data [0:4096]'") ||
+        !integer("the first byte of the tensor's data", 0, kMaxInt64, begin) ||
+        !expect(':', "':' between the begin and the end of the data offsets") ||
+        !integer("the end of the tensor's data", 0, kMaxInt64, end) ||
+        !expect(']', "']' after the data offsets"))
+      return false;
+    t.data = plan::ByteRange{uint64_t(begin), uint64_t(end)};
   }
   return true;
 }

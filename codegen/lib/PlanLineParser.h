@@ -39,6 +39,8 @@ struct LineSites {
   size_t type = 0;
   size_t box = 0;
   size_t flat = 0;
+  size_t size = 0; ///< a source file's `size` value
+  size_t data = 0; ///< a source tensor's `data` range
   size_t tensor = 0; ///< an instruction's tensor id
   size_t region = 0;
   size_t peer = 0;

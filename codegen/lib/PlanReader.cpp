@@ -245,6 +245,21 @@ bool PlanTextReader::line(size_t start, std::string_view text) {
         .hint("write 'aoa-plan 2'");
     return true;
   }
+  if (version_ < 3) {
+    bool fileLine = parsed_.kind == LineKind::SourceFile ||
+                    parsed_.kind == LineKind::DestinationFile;
+    bool tensorLine = parsed_.kind == LineKind::SourceTensor ||
+                      parsed_.kind == LineKind::DestinationTensor;
+    if ((fileLine && parsed_.file.size) || (tensorLine && parsed_.tensor.data)) {
+      error(start + (fileLine ? parsed_.sites.size : parsed_.sites.data),
+            std::string("'") + (fileLine ? "size" : "data") +
+                "' needs plan format version 3, but this plan is version " +
+                std::to_string(version_))
+          .note(locate(lines_.header), "the version is given here")
+          .hint("write 'aoa-plan 3'");
+      return true;
+    }
+  }
   enterSection(section, start, parsed_.kind);
 
   switch (parsed_.kind) {

@@ -46,6 +46,8 @@ struct PlanSite {
     Type,       ///< a tensor's dtype and global shape
     Box,        ///< a tensor's box
     Flat,       ///< a tensor's flat range
+    Size,       ///< a source file's size
+    Data,       ///< a source tensor's data offsets
     Tensor,     ///< an instruction's tensor id
     Region,     ///< an instruction's region
     Peer,       ///< a send's or recv's peer

@@ -40,6 +40,8 @@ constexpr std::string_view kFieldName = "name";
 constexpr std::string_view kFieldKey = "key";
 constexpr std::string_view kFieldBox = "box";
 constexpr std::string_view kFieldFlat = "flat";
+constexpr std::string_view kFieldSize = "size"; ///< a source file's bytes
+constexpr std::string_view kFieldData = "data"; ///< a source tensor's bytes
 
 // Instruction operands that name a stored tensor.
 constexpr std::string_view kSourceTensorRef = "src";

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/codegen/PlanVerifier.h"
 
+#include "PlanCoverage.h"
 #include "PlanSite.h"
 #include "PlanTextSyntax.h"
 #include "TransformTypes.h"
@@ -90,6 +91,16 @@ public:
       for (uint32_t k = 0;
            k < plan_.programs[0].rounds.size() && !errors_.stopped(); ++k)
         checkExchanges(k);
+    // Coverage is a property of the whole plan, checked once every part of
+    // it is known to be well-formed.
+    if (errors_.count() == before && !errors_.stopped())
+      checkPlanCoverage(plan_, [&](CoverageFinding finding) {
+        auto diag = error(finding.site, finding.message);
+        if (finding.noteSite)
+          note(diag, *finding.noteSite, finding.note);
+        diag.hint(finding.hint);
+        return !errors_.stopped();
+      });
     return errors_.count() == before && !errors_.stopped();
   }
 
@@ -250,6 +261,12 @@ private:
                   " has a name that aoa-run uses for its own files")
             .hint("metadata.json, model.safetensors.index.json, .aoa-run/, "
                   ".aoa/ and temporary names (.NAME.tmp.*) are reserved");
+      if (destination && f.size)
+        error(site(kind, i, Field::Size),
+              "destination file " + quote(f.path) +
+                  " records a size; only source files do")
+            .hint("a source file's size is what aoa-run expects to find; "
+                  "remove 'size' from destination files");
       // `a//b` and `./a/b` name the file `a/b` too.
       auto [it, inserted] = byPath.emplace(lexicallyNormal(f.path), i);
       if (!inserted) {
@@ -382,6 +399,8 @@ private:
         }
       }
       ok = checkGeometry(kind, i, t) && ok;
+      if (ok && t.data)
+        ok = checkDataOffsets(destination, i, t);
       usable[i] = ok;
     }
   }
@@ -436,6 +455,33 @@ private:
       }
     }
     return true;
+  }
+
+  /// A source tensor's recorded data offsets hold its stored bytes.
+  bool checkDataOffsets(bool destination, uint32_t i,
+                        const plan::StoredTensor &t) {
+    Kind kind = destination ? Kind::DestinationTensor : Kind::SourceTensor;
+    if (destination) {
+      error(site(kind, i, Field::Data),
+            "destination tensor " + std::to_string(i) +
+                " records data offsets; only source tensors do")
+          .hint("a source tensor's offsets are what aoa-run expects to "
+                "find; remove 'data' from destination tensors");
+      return false;
+    }
+    // checkGeometry bounds the key's bytes, and so the stored ones.
+    uint64_t bytes = uint64_t(t.storedElements()) * dtypeSize(t.dtype);
+    const plan::ByteRange &data = *t.data;
+    if (data.begin <= data.end && data.end - data.begin == bytes)
+      return true;
+    error(site(kind, i, Field::Data),
+          "data offsets [" + std::to_string(data.begin) + ":" +
+              std::to_string(data.end) + "] do not hold the " +
+              std::to_string(bytes) + " bytes of " +
+              typeText(t.dtype, t.storedShape()) + " that the tensor stores")
+        .hint("'data [BEGIN:END]' gives the tensor's data_offsets in its "
+              "file's safetensors header: END - BEGIN is its byte size");
+    return false;
   }
 
   static bool insideShape(const Box &box, llvm::ArrayRef<int64_t> shape) {

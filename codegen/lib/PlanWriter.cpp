@@ -133,6 +133,11 @@ private:
       integer(list[i].rank);
       space();
       appendQuoted(out_, list[i].path);
+      if (list[i].size) {
+        word(kFieldSize);
+        space();
+        integer(*list[i].size);
+      }
     }
   }
 
@@ -163,6 +168,14 @@ private:
         integer(t.flat->begin);
         out_ += ':';
         integer(t.flat->end);
+        out_ += ']';
+      }
+      if (t.data) {
+        word(kFieldData);
+        out_ += " [";
+        integer(t.data->begin);
+        out_ += ':';
+        integer(t.data->end);
         out_ += ']';
       }
     }

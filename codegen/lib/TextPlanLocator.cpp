@@ -96,6 +96,10 @@ size_t TextPlanLocator::fieldOffset(const LineSites &s, const PlanSite &site) {
     return s.type;
   case Field::Box:
     return s.box;
+  case Field::Size:
+    return s.size;
+  case Field::Data:
+    return s.data;
   case Field::Flat:
     return s.flat;
   case Field::Tensor:

@@ -11,6 +11,7 @@
 #include "aoa/driver/StatementOutputs.h"
 #include "aoa/formats/CheckpointDirectory.h"
 #include "aoa/formats/HuggingFaceShards.h"
+#include "aoa/formats/SourceFacts.h"
 #include "aoa/frontend/LayoutSpecLoader.h"
 #include "aoa/ir/MetadataWriter.h"
 #include "aoa/frontend/ConfigLoader.h"
@@ -248,6 +249,18 @@ bool runStages(CompileOptions options, SourceManager &sources,
     if (options.toHuggingFace)
       state.plan.destinationFormat = plan::DestinationFormat::HuggingFace;
     state.plan.copiedFiles = std::move(otherFiles);
+    // The compiler read a directory's headers: record what aoa-run must
+    // find there (a file changed since is refused before data moves).
+    std::error_code notDirectory;
+    if (std::filesystem::is_directory(options.sourceMetadataPath,
+                                      notDirectory))
+      if (runtime::Status recorded = formats::recordSourceFacts(
+              state.plan, options.sourceMetadataPath);
+          !recorded.ok()) {
+        diags.error(SourceLocation{}, recorded.error().message)
+            .hint(recorded.error().hint);
+        return false;
+      }
     // The plan aoa-run will read must pass aoa-run's verifier: reserved
     // names, aliased paths, Hugging Face rules are refused here already.
     if (!verifyPlan(state.plan, diags))

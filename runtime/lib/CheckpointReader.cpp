@@ -48,15 +48,14 @@ public:
   explicit FileCache(size_t limit) : limit_(std::max<size_t>(limit, 1)) {}
 
   Expected<std::shared_ptr<const SafetensorsReader>>
-  open(uint32_t fileId, const std::string &path,
-       SafetensorsReaderOptions options) {
+  open(uint32_t fileId, const std::string &path) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto found = entries_.find(fileId);
     if (found != entries_.end()) {
       found->second.lastUse = ++clock_;
       return found->second.reader;
     }
-    Expected<SafetensorsReader> reader = SafetensorsReader::open(path, options);
+    Expected<SafetensorsReader> reader = SafetensorsReader::open(path);
     if (!reader)
       return reader.error();
     if (entries_.size() >= limit_) {
@@ -129,9 +128,7 @@ CheckpointReader::openFile(ShardId id) const {
                  "copy the missing file into " + directory_ +
                      ", or pass the directory that holds the whole "
                      "checkpoint"};
-  SafetensorsReaderOptions fileOptions;
-  fileOptions.memoryMap = options_.memoryMap;
-  return files_->open(fileId, path, fileOptions);
+  return files_->open(fileId, path);
 }
 
 Expected<CheckpointReader::StoredTensor> CheckpointReader::findStoredTensor(

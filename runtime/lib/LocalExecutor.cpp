@@ -10,7 +10,6 @@
 #include "aoa/runtime/RankRound.h"
 #include "aoa/runtime/SourceFiles.h"
 #include "aoa/runtime/ThreadPool.h"
-#include "aoa/runtime/WriteCoverage.h"
 
 #include <atomic>
 #include <chrono>
@@ -160,7 +159,7 @@ private:
   }
 
   /// The write of `transfer`, its bytes copied from the source file inside
-  /// the kernel; hashed from the source's mapping when in order.
+  /// the kernel; hashed afterwards by reading the staged file back.
   Status runDirectWrite(const DirectTransfer &transfer,
                         const std::vector<RankRound> &ranks) {
     const RankRound &reader = ranks[transfer.readRank];
@@ -170,10 +169,10 @@ private:
     Expected<SourceRun> run = sources_.locateRun(read.tensor, read.region);
     if (!run.ok())
       return prefixed(reader.where(), run.error());
+    // Without the source's bytes in memory the tensor is hashed by reading
+    // the staged file back (source files are not mapped: SourceFiles.h).
     Status status = destinations_.writeRegionFromFile(
-        write.tensor, write.region, run->fd, run->fileOffset, run->mapped);
-    // Only the pages hashing touched are resident; drop them.
-    sources_.releaseRun(*run);
+        write.tensor, write.region, run->fd, run->fileOffset, nullptr);
     if (!status.ok())
       return prefixed(writer.where(), status.error());
     bytesCopiedDirectly_ += run->size;
@@ -206,8 +205,6 @@ Expected<RunReport> runPlanLocally(const plan::Plan &plan,
                      " rank programs for " + std::to_string(plan.ranks) +
                      " ranks",
                  "the plan is inconsistent; recompile it"};
-  if (Status covered = checkWriteCoverage(plan); !covered.ok())
-    return covered.error();
 
   // Memory first: a plan this machine cannot hold fails before anything
   // is created.

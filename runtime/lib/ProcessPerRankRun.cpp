@@ -3,7 +3,6 @@
 
 #include "aoa/ir/ByteSize.h"
 #include "aoa/runtime/ProgressMeter.h"
-#include "aoa/runtime/WriteCoverage.h"
 
 #include <algorithm>
 
@@ -177,10 +176,8 @@ Status ProcessPerRankRun::runWrites(const RankRound &round) {
 RankRunResult ProcessPerRankRun::run() {
   if (!agree(checkJob()))
     return finish();
-  Status checked = rank_ == 0 ? checkWriteCoverage(plan_) : Status();
-  Status memory = checkMemory(); // collective over the host
-  if (checked.ok())
-    checked = memory;
+  // Write coverage was verified with the plan (readPlanText, verifyPlan).
+  Status checked = checkMemory(); // collective over the host
   if (checked.ok())
     checked = checkResources();
   if (!agree(checked))

@@ -41,7 +41,7 @@ std::string openHint(int errnoValue) {
 } // namespace
 
 Expected<SafetensorsReader>
-SafetensorsReader::open(std::string path, SafetensorsReaderOptions options) {
+SafetensorsReader::open(std::string path) {
   SafetensorsReader reader;
   reader.path_ = std::move(path);
   const std::string &file = reader.path_;
@@ -105,15 +105,6 @@ SafetensorsReader::open(std::string path, SafetensorsReaderOptions options) {
     return header.error();
   reader.header_ = std::move(*header);
 
-  if (options.memoryMap) {
-    if (fileSize > SIZE_MAX)
-      return fail("the file is too large to map on this machine",
-                  "read it without memory mapping");
-    if (int error = reader.map_.map(fd, static_cast<size_t>(fileSize)))
-      return fail("cannot map the file: " + errnoText(error),
-                  "read it without memory mapping, or raise the limit on "
-                  "mapped memory (ulimit -v)");
-  }
   return reader;
 }
 
@@ -125,8 +116,8 @@ Error SafetensorsReader::failTensor(const SafetensorsTensor &tensor,
 }
 
 Status SafetensorsReader::readBytes(const SafetensorsTensor &tensor,
-                                    uint64_t offset, void *buffer, size_t size,
-                                    ReadMethod method) const {
+                                    uint64_t offset, void *buffer,
+                                    size_t size) const {
   // The header was validated against the file, but `tensor` may come from
   // elsewhere: never read outside this file's data section.
   if (tensor.dataBegin > tensor.dataEnd ||
@@ -143,10 +134,6 @@ Status SafetensorsReader::readBytes(const SafetensorsTensor &tensor,
   if (size == 0)
     return Status();
   uint64_t position = dataOffset_ + tensor.dataBegin + offset;
-  if (map_.isMapped() && method == ReadMethod::Auto) {
-    std::memcpy(buffer, map_.data() + position, size);
-    return Status();
-  }
   TransferResult read = readAt(file_.get(), buffer, size, position);
   std::string range = "bytes " + formatByteRange(offset, offset + size);
   if (read.error)
@@ -187,15 +174,6 @@ Status SafetensorsReader::readTensor(const SafetensorsTensor &tensor,
                           std::to_string(tensor.byteSize()) + " bytes",
                       "allocate the buffer from the tensor's byte size");
   return readBytes(tensor, 0, buffer, static_cast<size_t>(tensor.byteSize()));
-}
-
-std::optional<llvm::ArrayRef<uint8_t>>
-SafetensorsReader::mappedBytes(const SafetensorsTensor &tensor) const {
-  if (!map_.isMapped() || tensor.dataEnd > fileSize_ - dataOffset_ ||
-      tensor.dataBegin > tensor.dataEnd)
-    return std::nullopt;
-  return llvm::ArrayRef<uint8_t>(map_.data() + dataOffset_ + tensor.dataBegin,
-                                 tensor.byteSize());
 }
 
 Expected<uint64_t>

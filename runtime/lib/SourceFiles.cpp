@@ -4,16 +4,86 @@
 #include "aoa/runtime/StoredRegion.h"
 #include "aoa/runtime/ThreadPool.h"
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <mutex>
 
 namespace aoa::runtime {
 
 namespace {
 
-/// Runs shorter than this on average are copied from the mapping.
+/// Regions whose runs are shorter than this on average are gathered.
 constexpr size_t kShortRunBytes = 64 << 10;
+/// A gathered pread spans at most this many bytes of the file...
+constexpr size_t kGatherWindowBytes = 1 << 20;
+/// ...and skips at most this many bytes between two runs (reading a gap
+/// costs about as much as a system call at this size).
+constexpr size_t kMaxGapBytes = 8 << 10;
 constexpr size_t kMaxReportedProblems = 20;
+
+constexpr const char *kChangedHint =
+    "the source file changed after the plan was compiled; recompile the "
+    "plan from the checkpoint as it is now, or restore the files it was "
+    "compiled from";
+
+/// Reads many short runs of one tensor with few preads: runs close to each
+/// other in the file are read as one span into a window buffer and copied
+/// out of it; a run far from its neighbours is read on its own, straight
+/// into its place.
+class RunGatherer {
+public:
+  RunGatherer(const SafetensorsReader &reader, const SafetensorsTensor &entry,
+              uint8_t *out)
+      : reader_(reader), entry_(entry), out_(out) {}
+
+  /// Adds the run of `size` bytes at tensor offset `from`, bound for
+  /// `to` (from the start of the output); runs come in increasing order.
+  Status add(size_t from, size_t size, size_t to) {
+    if (!pending_.empty()) {
+      size_t end = pending_.back().from + pending_.back().size;
+      if (from - end > kMaxGapBytes ||
+          from + size - pending_.front().from > kGatherWindowBytes)
+        if (Status flushed = flush(); !flushed.ok())
+          return flushed;
+    }
+    pending_.push_back(Run{from, size, to});
+    return Status();
+  }
+
+  /// Reads the runs still pending.
+  Status flush() {
+    if (pending_.empty())
+      return Status();
+    const Run &first = pending_.front();
+    Status status;
+    if (pending_.size() == 1) {
+      status = reader_.readBytes(entry_, first.from, out_ + first.to,
+                                 first.size);
+    } else {
+      size_t span = pending_.back().from + pending_.back().size - first.from;
+      if (!window_)
+        window_ = std::make_unique<uint8_t[]>(kGatherWindowBytes);
+      status = reader_.readBytes(entry_, first.from, window_.get(), span);
+      if (status.ok())
+        for (const Run &run : pending_)
+          std::memcpy(out_ + run.to, window_.get() + (run.from - first.from),
+                      run.size);
+    }
+    pending_.clear();
+    return status;
+  }
+
+private:
+  struct Run {
+    size_t from, size, to;
+  };
+  const SafetensorsReader &reader_;
+  const SafetensorsTensor &entry_;
+  uint8_t *out_;
+  std::vector<Run> pending_;
+  std::unique_ptr<uint8_t[]> window_;
+};
 
 /// Collects the problems found while opening, from several threads.
 class ProblemList {
@@ -60,12 +130,17 @@ Expected<SourceFiles> SourceFiles::open(const plan::Plan &plan,
   Status opened = pool.parallelFor(plan.sourceFiles.size(), [&](size_t i) {
     if (!isNeeded(i))
       return Status();
-    SafetensorsReaderOptions options;
-    options.memoryMap = true;
     Expected<SafetensorsReader> reader = SafetensorsReader::open(
-        sourceDirectory + "/" + plan.sourceFiles[i].path, options);
+        sourceDirectory + "/" + plan.sourceFiles[i].path);
+    const std::optional<uint64_t> &size = plan.sourceFiles[i].size;
     if (!reader.ok())
       problems.add(reader.error());
+    else if (size && reader->fileSize() != *size)
+      problems.add(Error{reader->path() + ": the file holds " +
+                             std::to_string(reader->fileSize()) +
+                             " bytes, but it held " + std::to_string(*size) +
+                             " when the plan was compiled",
+                         kChangedHint});
     else
       files.readers_[i].emplace(std::move(*reader));
     return Status();
@@ -100,6 +175,18 @@ Expected<SourceFiles> SourceFiles::open(const plan::Plan &plan,
       problems.add(Error{where + " has shape " + formatShape(entry->shape) +
                              ", the plan expects " + formatShape(shape),
                          hint});
+      continue;
+    }
+    if (tensor.data && (entry->dataBegin != tensor.data->begin ||
+                        entry->dataEnd != tensor.data->end)) {
+      problems.add(Error{where + " is at bytes [" +
+                             std::to_string(entry->dataBegin) + ", " +
+                             std::to_string(entry->dataEnd) +
+                             ") of the data section, but was at [" +
+                             std::to_string(tensor.data->begin) + ", " +
+                             std::to_string(tensor.data->end) +
+                             ") when the plan was compiled",
+                         kChangedHint});
       continue;
     }
     files.entries_[i] = entry;
@@ -143,17 +230,7 @@ Expected<SourceRun> SourceFiles::locateRun(uint32_t tensorId,
   run.fd = reader->fileDescriptor();
   run.fileOffset = reader->dataOffset() + entry->dataBegin + offset;
   run.size = size;
-  if (std::optional<llvm::ArrayRef<uint8_t>> mapped = reader->mappedBytes(*entry))
-    run.mapped = mapped->data() + offset;
-  run.tensor = tensorId;
-  run.tensorOffset = offset;
   return run;
-}
-
-void SourceFiles::releaseRun(const SourceRun &run) const {
-  auto found = entryOf(run.tensor);
-  if (found.ok())
-    found->first->releaseMapped(*found->second, run.tensorOffset, run.size);
 }
 
 Status SourceFiles::readRegion(uint32_t tensorId, const Box &region,
@@ -173,35 +250,26 @@ Status SourceFiles::readRegion(uint32_t tensorId, const Box &region,
                  "the plan is inconsistent; recompile it"};
   auto *out = static_cast<uint8_t *>(buffer);
   int64_t runs = storedRunCount(tensor.box, region);
-  std::optional<llvm::ArrayRef<uint8_t>> mapped;
-  if (runs > 1 && size_t(region.volume()) * elementSize / size_t(runs) <
-                      kShortRunBytes)
-    mapped = reader.mappedBytes(*entry);
+  std::optional<RunGatherer> gatherer;
+  if (runs > 1 &&
+      size_t(region.volume()) * elementSize / size_t(runs) < kShortRunBytes)
+    gatherer.emplace(reader, *entry, out);
   Status status;
-  size_t mappedBegin = SIZE_MAX, mappedEnd = 0;
   Status walk = forEachStoredRun(
       tensor.box, tensor.flat, region, [&](const StoredRun &run) {
         size_t from = size_t(run.storedOffset) * elementSize;
         size_t size = size_t(run.count) * elementSize;
-        uint8_t *to = out + size_t(run.regionOffset) * elementSize;
-        if (mapped) {
-          std::memcpy(to, mapped->data() + from, size);
-          mappedBegin = std::min(mappedBegin, from);
-          mappedEnd = std::max(mappedEnd, from + size);
-          return true;
-        }
-        status = reader.readBytes(*entry, from, to, size,
-                                  SafetensorsReader::ReadMethod::SystemCall);
+        size_t to = size_t(run.regionOffset) * elementSize;
+        status = gatherer ? gatherer->add(from, size, to)
+                          : reader.readBytes(*entry, from, out + to, size);
         return status.ok();
       });
-  // A run that reads a whole checkpoint through the mapping must not look
-  // as large as the checkpoint.
-  if (mapped && mappedBegin < mappedEnd)
-    reader.releaseMapped(*entry, mappedBegin, mappedEnd - mappedBegin);
   if (!walk.ok())
     return Error{reader.path() + ": tensor '" + tensor.name + "': " +
                      walk.error().message,
                  walk.error().hint};
+  if (status.ok() && gatherer)
+    status = gatherer->flush();
   return status;
 }
 

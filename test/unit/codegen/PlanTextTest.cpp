@@ -204,7 +204,8 @@ std::string difference(const plan::Plan &a, const plan::Plan &b) {
     if (x.size() != y.size())
       return false;
     for (size_t i = 0; i < x.size(); ++i)
-      if (x[i].path != y[i].path || x[i].rank != y[i].rank)
+      if (x[i].path != y[i].path || x[i].rank != y[i].rank ||
+          x[i].size != y[i].size)
         return false;
     return true;
   };
@@ -219,7 +220,7 @@ std::string difference(const plan::Plan &a, const plan::Plan &b) {
       if (x[i].file != y[i].file || x[i].name != y[i].name ||
           x[i].key != y[i].key || x[i].dtype != y[i].dtype ||
           x[i].globalShape != y[i].globalShape || x[i].box != y[i].box ||
-          x[i].flat != y[i].flat)
+          x[i].flat != y[i].flat || x[i].data != y[i].data)
         return false;
     return true;
   };
@@ -385,7 +386,7 @@ TEST(PlanTextTest, EmptyPlanRoundTrips) {
   p.ranks = 3;
   p.programs.resize(3);
   std::string text = printPlanText(p);
-  EXPECT_EQ(text, "aoa-plan 2\nranks 3\nmemory-budget 0\nrank 0\nrank 1\n"
+  EXPECT_EQ(text, "aoa-plan 3\nranks 3\nmemory-budget 0\nrank 0\nrank 1\n"
                   "rank 2\n");
   Read r(text);
   ASSERT_TRUE(r.plan) << r.all();
@@ -490,16 +491,19 @@ TEST(PlanTextTest, WriterPrintsUndeclaredBuffersVisibly) {
 //===----------------------------------------------------------------------===//
 
 TEST(PlanTextSyntaxTest, HeaderAndVersion) {
-  expectEditError("aoa-plan 2", "aoa-plan 3", "3",
-                  "unsupported plan format version 3; this reader supports "
-                  "versions 1 to 2");
-  expectEditError("aoa-plan 2", "aoa-plan 0", "0",
+  expectEditError("aoa-plan 3", "aoa-plan 4", "4",
+                  "unsupported plan format version 4; this reader supports "
+                  "versions 1 to 3");
+  expectEditError("aoa-plan 3", "aoa-plan 0", "0",
                   "unsupported plan format version 0");
-  expectError("ranks 2\n", "ranks", "expected the plan header 'aoa-plan 2'");
-  expectError("", "", "empty plan: expected the header 'aoa-plan 2'");
-  // Version 1 plans (without the lines version 2 added) are still read.
-  Read v1(edit(sampleText(), "aoa-plan 2", "aoa-plan 1"));
-  EXPECT_TRUE(v1.plan) << v1.all();
+  expectError("ranks 2\n", "ranks", "expected the plan header 'aoa-plan 3'");
+  expectError("", "", "empty plan: expected the header 'aoa-plan 3'");
+  // Version 1 and 2 plans (without the lines and fields later versions
+  // added) are still read.
+  for (const char *old : {"aoa-plan 1", "aoa-plan 2"}) {
+    Read earlier(edit(sampleText(), "aoa-plan 3", old));
+    EXPECT_TRUE(earlier.plan) << earlier.all();
+  }
   expectError("# only a comment\n", "", "empty plan");
   expectError("{\"format\": \"aoa-metadata\"}\n", "{",
               "expected a line keyword or an instruction, found '{'");
@@ -702,7 +706,7 @@ TEST(PlanTextVerifyTest, FilesAndTensors) {
   expectEditError("added-key \"lm_head.bias\"",
                   "added-key \"lm_head.bias\"\nadded-key \"lm_head.bias\"",
                   "added-key", "added key 'lm_head.bias' is listed twice", 1);
-  expectError("aoa-plan 2\nranks 0\nmemory-budget 0\n", "ranks 0",
+  expectError("aoa-plan 3\nranks 0\nmemory-budget 0\n", "ranks 0",
               "a plan needs at least one rank");
   expectEditError("ranks 2", "ranks 0", "0\n  round 0\n    %0 = read src 0",
                   "rank 0 is out of range: the plan has 0 ranks");
@@ -1006,7 +1010,7 @@ TEST(PlanSummaryTest, LargeSizesShowExactBytes) {
 namespace {
 
 const char *const kHuggingFacePlan =
-    "aoa-plan 2\n"
+    "aoa-plan 3\n"
     "ranks 1\n"
     "memory-budget 0\n"
     "destination-format huggingface\n"
@@ -1118,8 +1122,44 @@ TEST(PlanTextHuggingFaceTest, KeysAreStoredWholeUnderTheirNames) {
               "destination tensor 1 holds only part of key 'b'");
 }
 
+TEST(PlanTextSourceFactsTest, SizesAndDataOffsetsRoundTripAndAreChecked) {
+  plan::Plan p = samplePlan();
+  p.sourceFiles[0].size = 4096;
+  p.sourceTensors[0].data = plan::ByteRange{64, 96}; // bfloat16[4, 4]
+  std::string text = printPlanText(p);
+  EXPECT_NE(text.find("source-file 0 rank 0 \"src/rank0.safetensors\" "
+                      "size 4096\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("box [0:4, 0:4] data [64:96]\n"), std::string::npos)
+      << text;
+  Read r(text);
+  ASSERT_TRUE(r.plan) << r.all();
+  EXPECT_EQ(difference(p, *r.plan), "");
+  EXPECT_EQ(printPlanText(*r.plan), text);
+
+  expectError(edit(text, "data [64:96]", "data [64:100]"), "data [64:100]",
+              "data offsets [64:100] do not hold the 32 bytes of "
+              "bfloat16[4, 4] that the tensor stores");
+  expectError(edit(text, "data [64:96]", "data [96:64]"), "data [96:64]",
+              "data offsets [96:64] do not hold the 32 bytes");
+  expectError(edit(text, "\"model-00001.safetensors\"",
+                   "\"model-00001.safetensors\" size 10"),
+              "size 10", "records a size; only source files do");
+  expectError(edit(text, "key \"wt\" float32[4, 8] box [0:4, 0:8]",
+                   "key \"wt\" float32[4, 8] box [0:4, 0:8] data [0:128]"),
+              "data [0:128]", "records data offsets; only source tensors do");
+  // Earlier versions have neither field.
+  expectError(edit(text, "aoa-plan 3", "aoa-plan 2"), "size 4096",
+              "'size' needs plan format version 3, but this plan is "
+              "version 2");
+  std::string noSize = edit(text, " size 4096", "");
+  expectError(edit(noSize, "aoa-plan 3", "aoa-plan 2"), "data [64:96]",
+              "'data' needs plan format version 3");
+}
+
 TEST(PlanTextHuggingFaceTest, VersionOnePlansHaveNeitherLine) {
-  std::string v1 = edit(kHuggingFacePlan, "aoa-plan 2", "aoa-plan 1");
+  std::string v1 = edit(kHuggingFacePlan, "aoa-plan 3", "aoa-plan 1");
   expectError(v1, "destination-format",
               "'destination-format' lines need plan format version 2, but "
               "this plan is version 1");

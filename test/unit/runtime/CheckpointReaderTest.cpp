@@ -69,7 +69,7 @@ TEST(CheckpointReader, ReadsAnyRegionOfEveryLayout) {
   test::writeSynthetic(layout, dir.path());
   std::mt19937_64 rng(0xC4EC);
   for (CheckpointReaderOptions options :
-       {CheckpointReaderOptions{}, CheckpointReaderOptions{true, 1}}) {
+       {CheckpointReaderOptions{}, CheckpointReaderOptions{1}}) {
     CheckpointReader reader(dir.path(), layout.clone(), options);
     EXPECT_TRUE(reader.validate().empty());
     for (TensorRef key : reader.metadata().tensors()) {

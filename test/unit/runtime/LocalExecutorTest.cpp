@@ -288,33 +288,6 @@ TEST_F(LocalExecutorTest, AJournalOfAnotherPlanIsRefusedUnlessRestarting) {
   expectConverted("out");
 }
 
-TEST_F(LocalExecutorTest, APlanWithAHoleOrADoubleWriteIsRefusedBeforeAnyWrite) {
-  std::string hole = kPlan;
-  std::string write = "    write dst 0 [0:4, 4:8] %5\n";
-  hole.erase(hole.find(write), write.size());
-  std::optional<plan::Plan> plan = readPlan(hole);
-  ASSERT_TRUE(plan) << captured.all();
-  Expected<RunReport> report = runtime::runPlanLocally(*plan, options("out"));
-  ASSERT_FALSE(report.ok());
-  EXPECT_NE(report.error().message.find(
-                "'model-00001.safetensors': tensor 'wt' (wt[0:4, 0:8]): 16 of "
-                "its 32 elements are never written"),
-            std::string::npos)
-      << report.error().message;
-  EXPECT_FALSE(std::filesystem::exists(scratch.file("out")));
-
-  std::string twice = kPlan;
-  twice.replace(twice.find(write), write.size(),
-                "    write dst 0 [0:4, 0:4] %5\n");
-  plan = readPlan(twice);
-  ASSERT_TRUE(plan) << captured.all();
-  report = runtime::runPlanLocally(*plan, options("out"));
-  ASSERT_FALSE(report.ok());
-  EXPECT_NE(report.error().message.find("wt[0:4, 0:4] is written twice"),
-            std::string::npos)
-      << report.error().message;
-}
-
 TEST_F(LocalExecutorTest, SourceProblemsAreFoundBeforeAnythingIsWritten) {
   std::optional<plan::Plan> plan = readPlan(kPlan);
   ASSERT_TRUE(plan);

@@ -105,16 +105,14 @@ TEST_F(SafetensorsReaderTest, ReadsPaddedHeaderAndMetadataOnlyFiles) {
             (SafetensorsMetadata{{"framework", "pt"}}));
 }
 
-TEST_F(SafetensorsReaderTest, ReadsRangesWithPreadAndMapping) {
+TEST_F(SafetensorsReaderTest, ReadsRanges) {
   std::string json =
       R"({"b":{"dtype":"U8","shape":[4],"data_offsets":[16,20]},)"
       R"("a":{"dtype":"I64","shape":[2],"data_offsets":[0,16]},)"
       R"("__metadata__":{"k":"v","esc\"aped":"\u00e9\n"}})";
   std::string path = put(fileWithHeader(json, 20));
-  for (bool map : {false, true}) {
-    SCOPED_TRACE(map ? "mapped" : "pread");
-    Expected<SafetensorsReader> reader =
-        SafetensorsReader::open(path, SafetensorsReaderOptions{map});
+  {
+    Expected<SafetensorsReader> reader = SafetensorsReader::open(path);
     ASSERT_TRUE(reader) << reader.error().toString();
     // Header order is kept.
     ASSERT_EQ(reader->tensors().size(), 2u);
@@ -133,13 +131,6 @@ TEST_F(SafetensorsReaderTest, ReadsRangesWithPreadAndMapping) {
     EXPECT_EQ(middle[1], 18);
     // Empty reads at either end succeed.
     EXPECT_TRUE(reader->readBytes(b, 4, middle, 0));
-
-    std::optional<llvm::ArrayRef<uint8_t>> mapped = reader->mappedBytes(b);
-    ASSERT_EQ(mapped.has_value(), map);
-    if (map) {
-      EXPECT_EQ(std::vector<uint8_t>(mapped->begin(), mapped->end()),
-                (std::vector<uint8_t>{16, 17, 18, 19}));
-    }
 
     Status outside = reader->readBytes(b, 3, middle, 2);
     ASSERT_FALSE(outside);
@@ -443,7 +434,6 @@ TEST_F(SafetensorsReaderTest, ForeignTensorEntriesAreRefused) {
   ASSERT_FALSE(status);
   EXPECT_THAT(status.error().message,
               HasSubstr("the tensor's data lies outside this file"));
-  EXPECT_FALSE(reader->mappedBytes(foreign));
 }
 
 } // namespace

@@ -10,7 +10,7 @@
 
 namespace aoa::test {
 
-inline const char *const kSamplePlanText = R"(aoa-plan 2
+inline const char *const kSamplePlanText = R"(aoa-plan 3
 ranks 2
 memory-budget 1048576
 source-file 0 rank 0 "src/rank0.safetensors"

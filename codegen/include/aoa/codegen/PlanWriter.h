@@ -1,6 +1,6 @@
 //===- PlanWriter.h - The plan's text form ----------------------*- C++ -*-===//
 //
-// Writes a plan (ir/Plan.h) in its versioned text form, `aoa-plan 2`
+// Writes a plan (ir/Plan.h) in its versioned text form, `aoa-plan 3`
 // (docs/plan-format.md): the global facts, the files and stored tensors, the
 // added keys, then every rank's rounds with one instruction per line, e.g.
 //

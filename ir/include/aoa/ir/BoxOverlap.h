@@ -1,6 +1,6 @@
 //===- BoxOverlap.h - Finding two boxes that share elements -----*- C++ -*-===//
 //
-// Coverage checks (the compiler's verify pass, the runtime's check of a
+// Coverage checks (the compiler's verify pass, the plan verifier's check of a
 // plan's writes) need to know whether regions written into one tensor are
 // pairwise disjoint. Sorting by the first axis and sweeping compares only
 // boxes whose first-axis intervals overlap: near linear for the row bands

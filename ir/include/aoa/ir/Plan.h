@@ -35,9 +35,10 @@
 namespace aoa {
 namespace plan {
 
-/// Version 2 added `destination-format` and `copy-file`; readers also
-/// accept version 1 plans, which have neither.
-constexpr int kFormatVersion = 2;
+/// Version 2 added `destination-format` and `copy-file`; version 3 the
+/// `size` of source files and the `data` offsets of source tensors. Readers
+/// also accept earlier versions, which have none of them.
+constexpr int kFormatVersion = 3;
 constexpr int kOldestFormatVersion = 1;
 
 /// The index file of a Hugging Face directory with several safetensors files.
@@ -47,6 +48,22 @@ inline constexpr const char *kHuggingFaceIndexName =
 struct File {
   std::string path; ///< relative to --src-dir or --dst-dir
   uint32_t rank = 0; ///< the rank that reads (source) or writes (destination) it
+  /// A source file's size in bytes when the plan was compiled, when the
+  /// compiler read the file (--src DIR); a run refuses a file of another
+  /// size. Never set for destination files.
+  std::optional<uint64_t> size;
+};
+
+/// Bytes [begin, end).
+struct ByteRange {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  friend bool operator==(const ByteRange &a, const ByteRange &b) {
+    return a.begin == b.begin && a.end == b.end;
+  }
+  friend bool operator!=(const ByteRange &a, const ByteRange &b) {
+    return !(a == b);
+  }
 };
 
 /// A tensor stored in a safetensors file.
@@ -59,6 +76,10 @@ struct StoredTensor {
   Box box;                          ///< the region of the key it holds
   /// Stored 1-D: elements [begin, end) of the row-major flattening of `box`.
   std::optional<FlatElementRange> flat;
+  /// A source tensor's data_offsets in its file's safetensors header (from
+  /// the start of the data section) when the plan was compiled, when the
+  /// compiler read the file (see File::size). Never set for destinations.
+  std::optional<ByteRange> data;
 
   /// The shape stored in the file: box.shape(), or [end - begin].
   std::vector<int64_t> storedShape() const;

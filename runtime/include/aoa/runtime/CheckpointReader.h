@@ -37,9 +37,6 @@ namespace aoa::runtime {
 class SafetensorsReader;
 
 struct CheckpointReaderOptions {
-  /// Read through read-only mappings instead of pread (SafetensorsReader.h):
-  /// cheaper for regions made of many short runs.
-  bool memoryMap = false;
   /// Files kept open at once (at least 1).
   size_t maxOpenFiles = 64;
 };

@@ -2,13 +2,17 @@
 //
 // Opens every source file a plan names (relative to --src-dir) before any
 // byte moves, and checks each stored tensor the plan reads against the file:
-// present, same dtype, same stored shape. A missing, truncated or corrupt
-// file is therefore reported before anything is written. Files are only ever
+// present, same dtype, same stored shape, and, where the plan recorded them
+// at compile time, the same file size and data offsets (a file rewritten
+// since). A missing, truncated, changed or corrupt file is therefore
+// reported before anything is written. Files are only ever
 // read (opened O_RDONLY).
 //
-// Reads of regions with long contiguous runs use pread; regions made of many
-// short runs (a column strip of a row-major tensor) are copied out of a
-// read-only mapping of the file instead, saving a system call per run.
+// Every read is a pread, so a file that another process shortens during the
+// run gives an error naming it, never SIGBUS (files are not mapped). Regions
+// made of many short runs (a column strip of a row-major tensor) are
+// gathered: runs close together in the file are read as one span and copied
+// out, saving a system call per run.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_RUNTIME_SOURCEFILES_H
@@ -31,10 +35,6 @@ struct SourceRun {
   int fd = -1;             ///< the file, open read-only
   uint64_t fileOffset = 0; ///< of the run's first byte, in the file
   uint64_t size = 0;
-  /// The same bytes in the file's read-only mapping, or null.
-  const uint8_t *mapped = nullptr;
-  uint32_t tensor = 0;       ///< the source tensor
-  uint64_t tensorOffset = 0; ///< of the run's first byte, in the tensor
 };
 
 class SourceFiles {
@@ -55,9 +55,6 @@ public:
   /// Where `region` of source tensor `tensor` lies in its file; fails
   /// unless it is one run of bytes (StoredRegion.h: singleStoredRun).
   Expected<SourceRun> locateRun(uint32_t tensor, const Box &region) const;
-  /// Drops the pages of `run` that were touched through the mapping from
-  /// this process's resident memory.
-  void releaseRun(const SourceRun &run) const;
 
 private:
   /// The reader and header entry of source tensor `tensor`, or an error

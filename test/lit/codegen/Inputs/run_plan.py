@@ -245,7 +245,7 @@ def parse_tensor(line):
     line.expect("box")
     t["box"] = line.box()
     t["flat"] = None
-    if not line.at_end():
+    if line.peek("flat"):
         line.expect("flat")
         line.expect("[")
         a = line.integer()
@@ -253,6 +253,14 @@ def parse_tensor(line):
         b = line.integer()
         line.expect("]")
         t["flat"] = (a, b)
+    # Version 3: the tensor's data_offsets when compiled (not checked here).
+    if line.peek("data"):
+        line.expect("data")
+        line.expect("[")
+        line.integer()
+        line.expect(":")
+        line.integer()
+        line.expect("]")
     line.done()
     return t
 
@@ -345,7 +353,7 @@ def parse_plan(text):
         section = at
         if word == "aoa-plan":
             plan.version = line.integer()
-            if plan.version not in (1, 2):
+            if plan.version not in (1, 2, 3):
                 line.error("unknown version %d" % plan.version)
         elif word == "ranks":
             plan.ranks = line.integer()
@@ -359,6 +367,10 @@ def parse_plan(text):
             line.expect("rank")
             rank = line.integer()
             path = line.string()
+            # Version 3: a source file's size when compiled (not checked here).
+            if line.peek("size"):
+                line.expect("size")
+                line.integer()
             files.append({"rank": rank, "path": path})
         elif word in ("source-tensor", "destination-tensor"):
             tensors = plan.source_tensors if word == "source-tensor" else plan.destination_tensors
