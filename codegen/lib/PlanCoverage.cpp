@@ -178,15 +178,7 @@ private:
     for (uint32_t t : key)
       for (Box &piece : storedPieces(plan_.destinationTensors[t]))
         pieces.push_back(std::move(piece));
-    auto before = [](const Box &a, const Box &b) {
-      return std::lexicographical_compare(
-          a.dims().begin(), a.dims().end(), b.dims().begin(), b.dims().end(),
-          [](const Interval &x, const Interval &y) {
-            return std::tie(x.begin, x.end) < std::tie(y.begin, y.end);
-          });
-    };
-    std::sort(pieces.begin(), pieces.end(), before);
-    pieces.erase(std::unique(pieces.begin(), pieces.end()), pieces.end());
+    sortAndRemoveDuplicates(pieces);
     std::vector<const Box *> refs;
     for (const Box &piece : pieces)
       refs.push_back(&piece);

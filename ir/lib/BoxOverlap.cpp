@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <tuple>
 
 namespace aoa {
 
@@ -43,6 +44,18 @@ std::optional<Box> findOverlap(const std::vector<const Box *> &boxes) {
   if (!pair)
     return std::nullopt;
   return intersect(*boxes[pair->first], *boxes[pair->second]);
+}
+
+void sortAndRemoveDuplicates(std::vector<Box> &boxes) {
+  auto before = [](const Box &a, const Box &b) {
+    return std::lexicographical_compare(
+        a.dims().begin(), a.dims().end(), b.dims().begin(), b.dims().end(),
+        [](const Interval &x, const Interval &y) {
+          return std::tie(x.begin, x.end) < std::tie(y.begin, y.end);
+        });
+  };
+  std::sort(boxes.begin(), boxes.end(), before);
+  boxes.erase(std::unique(boxes.begin(), boxes.end()), boxes.end());
 }
 
 } // namespace aoa

@@ -212,21 +212,12 @@ private:
   /// (Shards may overlap: each is filled from the source on its own, so the
   /// shared elements get the same data.)
   void checkDestinationLayout(TensorRef tensor) {
-    // The distinct boxes the shards store whole (replicas counted once);
-    // sorting beats a map keyed by vectors on a million shards.
+    // The distinct boxes the shards store whole (replicas counted once).
     std::vector<Box> pieces;
     for (ShardRef shard : tensor.shards())
       for (FlatPiece &piece : storedPieces(shard))
         pieces.push_back(std::move(piece.box));
-    auto before = [](const Box &a, const Box &b) {
-      return std::lexicographical_compare(
-          a.dims().begin(), a.dims().end(), b.dims().begin(), b.dims().end(),
-          [](const Interval &x, const Interval &y) {
-            return std::tie(x.begin, x.end) < std::tie(y.begin, y.end);
-          });
-    };
-    std::sort(pieces.begin(), pieces.end(), before);
-    pieces.erase(std::unique(pieces.begin(), pieces.end()), pieces.end());
+    sortAndRemoveDuplicates(pieces);
     std::vector<const Box *> boxes;
     int64_t stored = 0;
     for (const Box &piece : pieces) {

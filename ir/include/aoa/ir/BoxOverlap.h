@@ -28,6 +28,11 @@ findOverlappingPair(const std::vector<const Box *> &boxes);
 /// The elements the pair findOverlappingPair finds shares, or nullopt.
 std::optional<Box> findOverlap(const std::vector<const Box *> &boxes);
 
+/// Sorts `boxes` (by their intervals, axis by axis) and drops repeats: the
+/// distinct boxes a layout stores, replicas counted once. Sorting beats a
+/// map keyed by boxes on a million shards.
+void sortAndRemoveDuplicates(std::vector<Box> &boxes);
+
 } // namespace aoa
 
 #endif // AOA_IR_BOXOVERLAP_H
