@@ -60,9 +60,12 @@ run_target() {
   local target="$1" out="$build/fuzz-out/$1"
   mkdir -p "$out/corpus"
   rm -f "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* "$out"/slow-unit-*
-  "$build/fuzz/$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout="$timeout" \
-    -print_final_stats=1 -artifact_prefix="$out/" "$out/corpus" "test/fuzz/corpus/$target" \
-    > "$out/fuzz.log" 2>&1 && echo 0 > "$out/status" || echo $? > "$out/status"
+  # The CPU seconds it got (user + system) go beside the log: on a shared
+  # machine a target may get less than the wall time it ran for.
+  local TIMEFORMAT='%U %S'
+  { time "$build/fuzz/$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout="$timeout" \
+      -print_final_stats=1 -artifact_prefix="$out/" "$out/corpus" "test/fuzz/corpus/$target" \
+      > "$out/fuzz.log" 2>&1 && echo 0 > "$out/status" || echo $? > "$out/status"; } 2> "$out/cpu-time"
 }
 
 # The last line of a target's result: seconds, executions, corpus, findings.
@@ -73,7 +76,9 @@ report() {
   seconds_run=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$out/fuzz.log" | tail -1)
   findings=$(cd "$out" && ls -1 crash-* leak-* timeout-* oom-* 2>/dev/null | tr '\n' ' ' || true)
   if [[ "$status" == 0 && -z "$findings" ]]; then
-    echo "fuzz.sh: $target: ok, ${execs:-?} runs in ${seconds_run:-?} s, corpus $(ls "$out/corpus" | wc -l) inputs"
+    local cpu
+    cpu=$(awk '{ printf "%.0f", $1 + $2 }' "$out/cpu-time" 2>/dev/null || true)
+    echo "fuzz.sh: $target: ok, ${execs:-?} runs in ${seconds_run:-?} s (${cpu:-?} CPU s), corpus $(ls "$out/corpus" | wc -l) inputs"
   else
     echo "fuzz.sh: $target: FAILED (exit $status) ${findings:+: $findings}; log: $out/fuzz.log"
     grep -m1 -E '^==[0-9]+==ERROR|runtime error|^SUMMARY' "$out/fuzz.log" || tail -5 "$out/fuzz.log"
