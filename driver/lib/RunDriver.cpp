@@ -1,7 +1,7 @@
 //===- RunDriver.cpp ------------------------------------------------------===//
 #include "aoa/driver/RunDriver.h"
 
-#include "aoa/codegen/PlanReader.h"
+#include "aoa/driver/PlanFile.h"
 #include "aoa/ir/ByteSize.h"
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/SourceManager.h"
@@ -47,7 +47,8 @@ std::string rate(uint64_t bytes, double seconds) {
          "/s";
 }
 
-/// The plan's text (RunCommand::planText, or the plan file's), or an error.
+/// The plan's bytes, text or binary (RunCommand::planText, or the plan
+/// file's), or an error.
 runtime::Expected<std::string> readPlanFile(const RunCommand &command) {
   if (command.planText)
     return *command.planText;
@@ -62,7 +63,7 @@ runtime::Expected<std::string> readPlanFile(const RunCommand &command) {
   return buffer.str();
 }
 
-/// Reads and verifies the plan's text; diagnostics go to `err`.
+/// Reads and verifies the plan (text or binary); diagnostics go to `err`.
 std::optional<plan::Plan> parsePlan(const RunCommand &command,
                                     const std::string &text,
                                     std::ostream &err) {
@@ -71,7 +72,7 @@ std::optional<plan::Plan> parsePlan(const RunCommand &command,
   TextDiagnosticPrinter printer(err, sources, command.color);
   diags.setHandler(printer.handler());
   std::optional<plan::Plan> plan =
-      readPlanText(command.planPath, text, sources, diags);
+      readPlanBytes(command.planPath, text, sources, diags);
   if (!plan)
     err << diags.errorCount()
         << (diags.errorCount() == 1 ? " error" : " errors")
