@@ -2,6 +2,7 @@
 #include "aoa/driver/RunDriver.h"
 
 #include "aoa/driver/PlanFile.h"
+#include "aoa/driver/SourceLayoutCheck.h"
 #include "aoa/ir/ByteSize.h"
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/SourceManager.h"
@@ -66,13 +67,14 @@ runtime::Expected<std::string> readPlanFile(const RunCommand &command) {
 /// Reads and verifies the plan (text or binary); diagnostics go to `err`.
 std::optional<plan::Plan> parsePlan(const RunCommand &command,
                                     const std::string &text,
-                                    std::ostream &err) {
+                                    std::ostream &err,
+                                    binplan::PlanOrigin &origin) {
   SourceManager sources;
   DiagnosticEngine diags(sources);
   TextDiagnosticPrinter printer(err, sources, command.color);
   diags.setHandler(printer.handler());
   std::optional<plan::Plan> plan =
-      readPlanBytes(command.planPath, text, sources, diags);
+      readPlanBytes(command.planPath, text, sources, diags, &origin);
   if (!plan)
     err << diags.errorCount()
         << (diags.errorCount() == 1 ? " error" : " errors")
@@ -150,9 +152,16 @@ int runLocally(const RunCommand &command, std::ostream &err) {
     printError(err, text.error());
     return 1;
   }
-  std::optional<plan::Plan> plan = parsePlan(command, *text, err);
+  binplan::PlanOrigin origin;
+  std::optional<plan::Plan> plan = parsePlan(command, *text, err, origin);
   if (!plan)
     return 1;
+  if (runtime::Status layout = checkSourceLayout(
+          command.planPath, origin, command.options.sourceDirectory);
+      !layout.ok()) {
+    printError(err, layout.error());
+    return 1;
+  }
 
   runtime::RunOptions options = command.options;
   options.planFingerprint = runtime::contentHash(text->data(), text->size());
@@ -213,9 +222,19 @@ int runAsRankOfJob(const RunCommand &command, const runtime::RankGroup &group,
   std::string planText = group.broadcast(std::move(*text));
   // Every rank reads the same text alike; rank 0 prints the diagnostics.
   std::ostringstream ignored;
+  binplan::PlanOrigin origin;
   std::optional<plan::Plan> plan =
-      parsePlan(command, planText, rank == 0 ? err : ignored);
+      parsePlan(command, planText, rank == 0 ? err : ignored, origin);
   if (!plan)
+    return 1;
+  // Rank 0 reads the source layout once; every rank stops on its verdict.
+  runtime::Status layout;
+  if (rank == 0)
+    layout = checkSourceLayout(command.planPath, origin,
+                               command.options.sourceDirectory);
+  if (!layout.ok())
+    printError(err, layout.error(), who);
+  if (!group.failedRanks(!layout.ok()).empty())
     return 1;
 
   runtime::RunOptions options = command.options;

@@ -109,6 +109,27 @@ private:
   std::vector<const std::vector<plan::TransformStep> *> lists_;
 };
 
+/// A rank's int64 array: each distinct sequence (a shape, a region's
+/// begin/end pairs) is stored once, at the offset of its first use; most
+/// buffers have the shape and most writes the region of another instruction.
+class IntPool {
+public:
+  uint64_t add(const ByteWriter &sequence) {
+    if (sequence.size() == 0)
+      return 0;
+    auto [it, inserted] = offsets_.emplace(sequence.bytes(), ints_.size() / 8);
+    if (inserted)
+      ints_.raw(sequence.bytes());
+    return it->second;
+  }
+  uint64_t count() const { return ints_.size() / 8; }
+  const std::string &bytes() const { return ints_.bytes(); }
+
+private:
+  std::unordered_map<std::string, uint64_t> offsets_;
+  ByteWriter ints_;
+};
+
 void boxInts(ByteWriter &ints, const Box &box) {
   for (const Interval &dim : box.dims()) {
     ints.i64(dim.begin);
@@ -176,23 +197,26 @@ std::string encodeLists(const plan::Plan &plan, StringTable &strings) {
 
 std::string encodeRank(const plan::RankProgram &program,
                        TransformTable &transforms) {
-  ByteWriter rounds, buffers, instructions, lists, ints;
-  uint64_t bufferCount = 0, instructionCount = 0, listCount = 0, intCount = 0;
+  ByteWriter rounds, buffers, instructions, lists;
+  IntPool ints;
+  uint64_t bufferCount = 0, instructionCount = 0, listCount = 0;
   for (const plan::Round &round : program.rounds) {
     rounds.u32(uint32_t(round.buffers.size()));
     rounds.u32(uint32_t(round.instructions.size()));
     for (const plan::BufferDecl &buffer : round.buffers) {
+      ByteWriter shape;
+      for (int64_t extent : buffer.shape)
+        shape.i64(extent);
       buffers.u8(uint8_t(buffer.dtype));
       buffers.u8(0);
       buffers.u16(0);
       buffers.u32(uint32_t(buffer.shape.size()));
-      buffers.u64(intCount);
-      for (int64_t extent : buffer.shape)
-        ints.i64(extent);
-      intCount += buffer.shape.size();
+      buffers.u64(ints.add(shape));
     }
     bufferCount += round.buffers.size();
     for (const plan::Instruction &in : round.instructions) {
+      ByteWriter region;
+      boxInts(region, in.region);
       instructions.u8(uint8_t(in.opcode));
       instructions.u8(0);
       instructions.u16(0);
@@ -203,10 +227,8 @@ std::string encodeRank(const plan::RankProgram &program,
       instructions.u32(transforms.intern(in.transform));
       instructions.u32(uint32_t(in.region.rank()));
       instructions.u32(uint32_t(in.buffers.size()));
-      instructions.u64(intCount);
+      instructions.u64(ints.add(region));
       instructions.u64(listCount);
-      boxInts(ints, in.region);
-      intCount += 2 * in.region.rank();
       for (uint32_t id : in.buffers)
         lists.u32(id);
       listCount += in.buffers.size();
@@ -218,7 +240,7 @@ std::string encodeRank(const plan::RankProgram &program,
   w.u64(bufferCount);
   w.u64(instructionCount);
   w.u64(listCount);
-  w.u64(intCount);
+  w.u64(ints.count());
   w.raw(rounds.bytes());
   w.raw(buffers.bytes());
   w.raw(instructions.bytes());
