@@ -252,11 +252,21 @@ std::string encodeRank(const plan::RankProgram &program,
 
 } // namespace
 
-std::string encodeBinaryPlan(const plan::Plan &plan,
-                             const PlanOrigin &origin) {
+namespace {
+
+/// The header and directory, then the sections: the file is their
+/// concatenation, which writeBinaryPlan streams without building it.
+struct EncodedPlan {
+  std::string headerAndDirectory;
+  std::vector<std::string> sections;
+};
+
+EncodedPlan encode(const plan::Plan &plan, const PlanOrigin &origin) {
   StringTable strings;
   TransformTable transforms;
-  std::vector<std::string> sections(kSharedSections);
+  EncodedPlan out;
+  std::vector<std::string> &sections = out.sections;
+  sections.resize(kSharedSections);
   sections[kFiles] = encodeFiles(plan, strings);
   sections[kTensors] = encodeTensors(plan, strings);
   sections[kLists] = encodeLists(plan, strings);
@@ -292,15 +302,28 @@ std::string encodeBinaryPlan(const plan::Plan &plan,
   w.u64(checksum(directory.bytes().data(), directory.size()));
   w.u64(checksum(w.bytes().data(), w.size()));
   w.raw(directory.bytes());
-  for (const std::string &section : sections)
-    w.raw(section);
-  return w.take();
+  out.headerAndDirectory = w.take();
+  return out;
+}
+
+} // namespace
+
+std::string encodeBinaryPlan(const plan::Plan &plan,
+                             const PlanOrigin &origin) {
+  EncodedPlan encoded = encode(plan, origin);
+  std::string bytes = std::move(encoded.headerAndDirectory);
+  for (const std::string &section : encoded.sections)
+    bytes += section;
+  return bytes;
 }
 
 bool writeBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
                      std::ostream &os) {
-  std::string bytes = encodeBinaryPlan(plan, origin);
-  os.write(bytes.data(), std::streamsize(bytes.size()));
+  EncodedPlan encoded = encode(plan, origin);
+  os.write(encoded.headerAndDirectory.data(),
+           std::streamsize(encoded.headerAndDirectory.size()));
+  for (const std::string &section : encoded.sections)
+    os.write(section.data(), std::streamsize(section.size()));
   return bool(os);
 }
 
