@@ -674,15 +674,18 @@ bool Decoder::program(uint32_t rankId, std::string_view bytes) {
 }
 
 bool Decoder::shared() {
-  using Part = bool (Decoder::*)(std::string_view);
   // Strings first: the other tables refer to them.
-  static constexpr Part parts[] = {&Decoder::strings, &Decoder::files,
-                                   &Decoder::tensors, &Decoder::transforms,
-                                   &Decoder::lists};
   for (uint32_t id = 0; id < kSharedSections; ++id) {
     std::string storage;
     std::string_view bytes;
-    if (!fetch(id, storage, bytes) || !(this->*parts[id])(bytes))
+    if (!fetch(id, storage, bytes))
+      return false;
+    bool decoded = id == kStrings    ? strings(bytes)
+                   : id == kFiles    ? files(bytes)
+                   : id == kTensors  ? tensors(bytes)
+                   : id == kTransforms ? transforms(bytes)
+                                       : lists(bytes);
+    if (!decoded)
       return false;
   }
   plan_.programs.resize(plan_.ranks);

@@ -21,6 +21,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <random>
 
 using namespace aoa;
 
@@ -403,6 +404,35 @@ TEST(BinaryPlanTest, IndicesOutOfRangeBehindValidChecksumsAreRefused) {
     EXPECT_FALSE(decode(damaged, message));
     EXPECT_EQ(message, "invalid binary plan 'p.bin': " + c.expected);
   }
+}
+
+TEST(BinaryPlanTest, RandomDamageBehindValidChecksumsIsDecodedSafely) {
+  // The checks after the checksums, with bytes an attacker chose: random
+  // bytes of the sections changed and the checksums recomputed. Each must be
+  // refused with a message or decode into some plan (for the verifier to
+  // judge); under ASan + UBSan (scripts/check.sh) none may read outside the
+  // file or allocate what its size cannot hold.
+  std::string bytes = binplan::encodeBinaryPlan(richPlan(), {1, 2});
+  size_t first = sectionOffset(bytes, 0);
+  std::mt19937_64 random(15);
+  int refused = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string damaged = bytes;
+    int changes = 1 + int(random() % 4);
+    for (int i = 0; i < changes; ++i) {
+      size_t at = first + random() % (bytes.size() - first);
+      // Small values and all-ones are the interesting counts and indices.
+      uint64_t kind = random() % 3;
+      damaged[at] = char(kind == 0 ? 0xFF : kind == 1 ? random() % 8 : random());
+    }
+    reseal(damaged);
+    std::string message;
+    if (!decode(damaged, message)) {
+      ++refused;
+      EXPECT_EQ(message.rfind("invalid binary plan 'p.bin': ", 0), 0u) << message;
+    }
+  }
+  EXPECT_GT(refused, 1000);
 }
 
 TEST(BinaryPlanTest, LayoutHashIgnoresTextButNotLayout) {
