@@ -3,6 +3,8 @@
 
 #include "aoa/formats/plan/BinaryPlan.h"
 
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <xxhash.h>
 
@@ -24,6 +26,12 @@ std::string sectionName(uint64_t section) {
   default:
     return "rank " + std::to_string(section - kSharedSections) + "'s section";
   }
+}
+
+std::string hexText(uint64_t value) {
+  char text[19];
+  std::snprintf(text, sizeof(text), "0x%016" PRIx64, value);
+  return text;
 }
 
 uint64_t checksum(const void *data, size_t size) {

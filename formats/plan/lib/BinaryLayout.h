@@ -58,6 +58,9 @@ constexpr uint32_t kMaxRanks = 1u << 24;
 /// "rank 12's section", "the string table", ... for messages.
 std::string sectionName(uint64_t section);
 
+/// `0x0123456789abcdef`: a hash or flags for messages.
+std::string hexText(uint64_t value);
+
 /// xxh3-64 (seed 0) of the bytes.
 uint64_t checksum(const void *data, size_t size);
 
