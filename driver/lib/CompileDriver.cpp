@@ -12,6 +12,8 @@
 #include "aoa/formats/CheckpointDirectory.h"
 #include "aoa/formats/HuggingFaceShards.h"
 #include "aoa/formats/SourceFacts.h"
+#include "aoa/formats/plan/BinaryPlan.h"
+#include "aoa/formats/plan/LayoutHash.h"
 #include "aoa/frontend/LayoutSpecLoader.h"
 #include "aoa/ir/MetadataWriter.h"
 #include "aoa/frontend/ConfigLoader.h"
@@ -137,9 +139,11 @@ bool runStages(CompileOptions options, SourceManager &sources,
               "directory");
     return false;
   }
-  if (derivedLayout && options.emit != EmitKind::Plan) {
+  bool emitsPlan =
+      options.emit == EmitKind::Plan || options.emit == EmitKind::PlanText;
+  if (derivedLayout && !emitsPlan) {
     diags.error(SourceLocation{}, "--layout and --to-hf apply to plans "
-                                  "(--emit=plan)");
+                                  "(--emit=plan or --emit=plan-text)");
     return false;
   }
   // A derived destination is this model re-laid out: the source
@@ -152,6 +156,9 @@ bool runStages(CompileOptions options, SourceManager &sources,
     writeShardMetadata(*sourceMetadata, *options.sourceMetadataOutput);
   if (!sourceMetadata)
     return false;
+  // What the plan was compiled from, for the binary plan's header.
+  binplan::PlanOrigin origin;
+  origin.sourceLayoutHash = binplan::layoutHash(*sourceMetadata);
   std::optional<ShardMetadata> destinationMetadata;
   std::string destinationName = options.destinationMetadataPath;
   if (!options.destinationMetadataPath.empty()) {
@@ -166,6 +173,8 @@ bool runStages(CompileOptions options, SourceManager &sources,
       return false;
     destinationName = options.layoutSpecPath;
   }
+  if (destinationMetadata)
+    origin.destinationLayoutHash = binplan::layoutHash(*destinationMetadata);
 
   CompilationState state(sources, diags);
   state.program = std::move(*program);
@@ -265,7 +274,10 @@ bool runStages(CompileOptions options, SourceManager &sources,
     // names, aliased paths, Hugging Face rules are refused here already.
     if (!verifyPlan(state.plan, diags))
       return false;
-    writePlanText(state.plan, text);
+    if (options.emit == EmitKind::PlanText)
+      writePlanText(state.plan, text);
+    else
+      binplan::writeBinaryPlan(state.plan, origin, text);
     printPlanSummary(state.plan, err, state.broadcastBytes);
     return true;
   }

@@ -60,7 +60,7 @@ int runConvertCommand(const ConvertCommand &command, std::ostream &out,
   const std::string &dst = command.destinationDirectory;
   std::string planName = dst + "/.aoa/plan";
 
-  // Compile: the plan text stays in memory until the run has succeeded.
+  // Compile: the plan (binary) stays in memory until the run has succeeded.
   CompileOptions compile;
   compile.configPath = command.configPath;
   compile.reverse = command.reverse;

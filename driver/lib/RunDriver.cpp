@@ -1,7 +1,8 @@
 //===- RunDriver.cpp ------------------------------------------------------===//
 #include "aoa/driver/RunDriver.h"
 
-#include "aoa/codegen/PlanReader.h"
+#include "aoa/driver/PlanFile.h"
+#include "aoa/driver/SourceLayoutCheck.h"
 #include "aoa/ir/ByteSize.h"
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/SourceManager.h"
@@ -47,7 +48,8 @@ std::string rate(uint64_t bytes, double seconds) {
          "/s";
 }
 
-/// The plan's text (RunCommand::planText, or the plan file's), or an error.
+/// The plan's bytes, text or binary (RunCommand::planText, or the plan
+/// file's), or an error.
 runtime::Expected<std::string> readPlanFile(const RunCommand &command) {
   if (command.planText)
     return *command.planText;
@@ -62,16 +64,17 @@ runtime::Expected<std::string> readPlanFile(const RunCommand &command) {
   return buffer.str();
 }
 
-/// Reads and verifies the plan's text; diagnostics go to `err`.
+/// Reads and verifies the plan (text or binary); diagnostics go to `err`.
 std::optional<plan::Plan> parsePlan(const RunCommand &command,
                                     const std::string &text,
-                                    std::ostream &err) {
+                                    std::ostream &err,
+                                    binplan::PlanOrigin &origin) {
   SourceManager sources;
   DiagnosticEngine diags(sources);
   TextDiagnosticPrinter printer(err, sources, command.color);
   diags.setHandler(printer.handler());
   std::optional<plan::Plan> plan =
-      readPlanText(command.planPath, text, sources, diags);
+      readPlanBytes(command.planPath, text, sources, diags, &origin);
   if (!plan)
     err << diags.errorCount()
         << (diags.errorCount() == 1 ? " error" : " errors")
@@ -149,9 +152,16 @@ int runLocally(const RunCommand &command, std::ostream &err) {
     printError(err, text.error());
     return 1;
   }
-  std::optional<plan::Plan> plan = parsePlan(command, *text, err);
+  binplan::PlanOrigin origin;
+  std::optional<plan::Plan> plan = parsePlan(command, *text, err, origin);
   if (!plan)
     return 1;
+  if (runtime::Status layout = checkSourceLayout(
+          command.planPath, origin, command.options.sourceDirectory);
+      !layout.ok()) {
+    printError(err, layout.error());
+    return 1;
+  }
 
   runtime::RunOptions options = command.options;
   options.planFingerprint = runtime::contentHash(text->data(), text->size());
@@ -212,9 +222,19 @@ int runAsRankOfJob(const RunCommand &command, const runtime::RankGroup &group,
   std::string planText = group.broadcast(std::move(*text));
   // Every rank reads the same text alike; rank 0 prints the diagnostics.
   std::ostringstream ignored;
+  binplan::PlanOrigin origin;
   std::optional<plan::Plan> plan =
-      parsePlan(command, planText, rank == 0 ? err : ignored);
+      parsePlan(command, planText, rank == 0 ? err : ignored, origin);
   if (!plan)
+    return 1;
+  // Rank 0 reads the source layout once; every rank stops on its verdict.
+  runtime::Status layout;
+  if (rank == 0)
+    layout = checkSourceLayout(command.planPath, origin,
+                               command.options.sourceDirectory);
+  if (!layout.ok())
+    printError(err, layout.error(), who);
+  if (!group.failedRanks(!layout.ok()).empty())
     return 1;
 
   runtime::RunOptions options = command.options;

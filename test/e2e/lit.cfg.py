@@ -22,7 +22,7 @@ examples = lit_config.params.get(
     "examples_dir", os.path.join(config.test_source_root, "..", "..", "examples"))
 
 for tool in ["aoa-compile", "aoa-run", "aoa-layout", "aoa-shard", "aoa-compare",
-             "aoa-scan", "aoa-convert"]:
+             "aoa-scan", "aoa-convert", "aoa-plan"]:
     config.substitutions.append(("%" + tool, os.path.join(bin_dir, tool)))
 config.substitutions.append(("%examples", examples))
 config.substitutions.append(("%inputs", inputs))

@@ -15,6 +15,7 @@ config.test_exec_root = os.path.join(build_dir, "lit-out")
 bin_dir = os.path.join(build_dir, "bin")
 
 config.substitutions.append(("%aoa-compile", os.path.join(bin_dir, "aoa-compile")))
+config.substitutions.append(("%aoa-plan", os.path.join(bin_dir, "aoa-plan")))
 config.substitutions.append(("%examples", lit_config.params["examples_dir"]))
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))

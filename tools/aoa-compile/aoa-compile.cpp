@@ -43,10 +43,13 @@ static cl::opt<aoa::EmitKind> emit(
                           "destination shard or --queries target, as JSON "
                           "(needs --src)"),
                clEnumValN(aoa::EmitKind::Plan, "plan",
-                          "the transfer program (docs/plan-format.md; needs "
-                          "--src; without --dst it writes the derived "
+                          "the transfer program, binary (docs/plan-format.md; "
+                          "needs --src; without --dst it writes the derived "
                           "outputs whole, rank 0, one file); a cost summary "
-                          "goes to stderr")),
+                          "goes to stderr"),
+               clEnumValN(aoa::EmitKind::PlanText, "plan-text",
+                          "the transfer program as text (aoa-plan 3), "
+                          "otherwise as --emit=plan")),
     cl::cat(category));
 
 static cl::opt<std::string> outputPath(

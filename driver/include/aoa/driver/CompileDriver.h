@@ -16,7 +16,17 @@
 
 namespace aoa {
 
-enum class EmitKind { Default, Tokens, Ast, Expanded, Ir, Mappings, Plan };
+/// Plan is the binary container (formats/plan), PlanText the text form.
+enum class EmitKind {
+  Default,
+  Tokens,
+  Ast,
+  Expanded,
+  Ir,
+  Mappings,
+  Plan,
+  PlanText
+};
 
 struct CompileOptions {
   /// JSON or .aoa statements; empty: no statements (with --src, every key

@@ -27,8 +27,9 @@ enum class ProgressStyle { Auto, Bar, Lines, None };
 
 struct RunCommand {
   std::string planPath;
-  /// The plan's text when it is not read from planPath (aoa-convert
-  /// compiles it in memory); planPath then only names it in messages.
+  /// The plan's bytes, text or binary, when it is not read from planPath
+  /// (aoa-convert compiles it in memory); planPath then only names it in
+  /// messages.
   std::optional<std::string> planText;
   std::string backend = "local"; ///< local, mpi, nccl
   /// nccl without mpirun: where rank 0 leaves the NCCL ids.

@@ -1,0 +1,331 @@
+//===- BinaryPlanWriter.cpp - Plan -> binary container --------------------===//
+//
+// Sections are built one after another into byte strings, then the header
+// and directory are written in front of them. Everything written is a pure
+// function of the plan and origin: strings and transform lists are numbered
+// in the order the plan first mentions them, padding is zero.
+//
+//===----------------------------------------------------------------------===//
+#include "aoa/formats/plan/BinaryPlan.h"
+
+#include "BinaryLayout.h"
+#include "ByteCoding.h"
+
+#include <map>
+#include <ostream>
+#include <unordered_map>
+#include <vector>
+
+namespace aoa {
+namespace binplan {
+
+namespace {
+
+/// Every distinct string once, numbered by first use.
+class StringTable {
+public:
+  uint32_t intern(const std::string &s) {
+    auto [it, inserted] = index_.emplace(s, uint32_t(strings_.size()));
+    if (inserted)
+      strings_.push_back(&it->first);
+    return it->second;
+  }
+  std::string encode() const {
+    ByteWriter w;
+    w.u64(strings_.size());
+    uint64_t end = 0;
+    for (const std::string *s : strings_)
+      end += s->size();
+    w.u64(end);
+    end = 0;
+    for (const std::string *s : strings_)
+      w.u64(end += s->size());
+    for (const std::string *s : strings_)
+      w.raw(*s);
+    w.padTo8();
+    return w.take();
+  }
+
+private:
+  std::unordered_map<std::string, uint32_t> index_;
+  std::vector<const std::string *> strings_;
+};
+
+/// Every distinct TransformStep list once, numbered by first use.
+class TransformTable {
+public:
+  uint32_t intern(const std::vector<plan::TransformStep> &steps) {
+    ByteWriter key;
+    for (const plan::TransformStep &step : steps) {
+      key.u8(uint8_t(step.kind));
+      key.u8(uint8_t(step.dtype));
+      key.u32(uint32_t(step.permutation.rank()));
+      for (unsigned axis : step.permutation.axes())
+        key.u32(axis);
+      key.u32(uint32_t(step.canonical.size()));
+      for (int64_t v : step.canonical)
+        key.i64(v);
+    }
+    auto [it, inserted] = index_.emplace(key.take(), uint32_t(lists_.size()));
+    if (inserted)
+      lists_.push_back(&steps);
+    return it->second;
+  }
+  std::string encode() const {
+    ByteWriter lists, steps, ints;
+    uint64_t stepCount = 0, intCount = 0;
+    for (const std::vector<plan::TransformStep> *list : lists_) {
+      lists.u32(uint32_t(stepCount));
+      lists.u32(uint32_t(list->size()));
+      for (const plan::TransformStep &step : *list) {
+        steps.u8(uint8_t(step.kind));
+        steps.u8(uint8_t(step.dtype));
+        steps.u16(0);
+        steps.u32(uint32_t(step.permutation.rank()));
+        steps.u32(uint32_t(step.canonical.size()));
+        steps.u32(0);
+        steps.u64(intCount);
+        for (unsigned axis : step.permutation.axes())
+          ints.i64(axis);
+        for (int64_t v : step.canonical)
+          ints.i64(v);
+        intCount += step.permutation.rank() + step.canonical.size();
+        ++stepCount;
+      }
+    }
+    ByteWriter w;
+    w.u64(lists_.size());
+    w.u64(stepCount);
+    w.u64(intCount);
+    w.raw(lists.bytes());
+    w.raw(steps.bytes());
+    w.raw(ints.bytes());
+    w.padTo8();
+    return w.take();
+  }
+
+private:
+  std::map<std::string, uint32_t> index_;
+  std::vector<const std::vector<plan::TransformStep> *> lists_;
+};
+
+/// A rank's int64 array: each distinct sequence (a shape, a region's
+/// begin/end pairs) is stored once, at the offset of its first use; most
+/// buffers have the shape and most writes the region of another instruction.
+class IntPool {
+public:
+  uint64_t add(const ByteWriter &sequence) {
+    if (sequence.size() == 0)
+      return 0;
+    auto [it, inserted] = offsets_.emplace(sequence.bytes(), ints_.size() / 8);
+    if (inserted)
+      ints_.raw(sequence.bytes());
+    return it->second;
+  }
+  uint64_t count() const { return ints_.size() / 8; }
+  const std::string &bytes() const { return ints_.bytes(); }
+
+private:
+  std::unordered_map<std::string, uint64_t> offsets_;
+  ByteWriter ints_;
+};
+
+void boxInts(ByteWriter &ints, const Box &box) {
+  for (const Interval &dim : box.dims()) {
+    ints.i64(dim.begin);
+    ints.i64(dim.end);
+  }
+}
+
+std::string encodeFiles(const plan::Plan &plan, StringTable &strings) {
+  ByteWriter w;
+  w.u64(plan.sourceFiles.size());
+  w.u64(plan.destinationFiles.size());
+  for (const auto *files : {&plan.sourceFiles, &plan.destinationFiles})
+    for (const plan::File &file : *files) {
+      w.u32(strings.intern(file.path));
+      w.u32(file.rank);
+      w.u32(file.size ? kFileHasSize : 0);
+      w.u32(0);
+      w.u64(file.size.value_or(0));
+    }
+  return w.take();
+}
+
+std::string encodeTensors(const plan::Plan &plan, StringTable &strings) {
+  ByteWriter records, ints;
+  uint64_t intCount = 0;
+  for (const auto *tensors : {&plan.sourceTensors, &plan.destinationTensors})
+    for (const plan::StoredTensor &t : *tensors) {
+      records.u32(t.file);
+      records.u32(strings.intern(t.name));
+      records.u32(strings.intern(t.key));
+      records.u32(uint32_t(t.globalShape.size()));
+      records.u8(uint8_t(t.dtype));
+      records.u8((t.flat ? kTensorHasFlat : 0) | (t.data ? kTensorHasData : 0));
+      records.u16(0);
+      records.u32(uint32_t(t.box.rank()));
+      records.u64(intCount);
+      records.i64(t.flat ? t.flat->begin : 0);
+      records.i64(t.flat ? t.flat->end : 0);
+      records.u64(t.data ? t.data->begin : 0);
+      records.u64(t.data ? t.data->end : 0);
+      for (int64_t extent : t.globalShape)
+        ints.i64(extent);
+      boxInts(ints, t.box);
+      intCount += t.globalShape.size() + 2 * t.box.rank();
+    }
+  ByteWriter w;
+  w.u64(plan.sourceTensors.size());
+  w.u64(plan.destinationTensors.size());
+  w.u64(intCount);
+  w.raw(records.bytes());
+  w.raw(ints.bytes());
+  return w.take();
+}
+
+std::string encodeLists(const plan::Plan &plan, StringTable &strings) {
+  ByteWriter w;
+  w.u64(plan.addedKeys.size());
+  w.u64(plan.copiedFiles.size());
+  for (const auto *list : {&plan.addedKeys, &plan.copiedFiles})
+    for (const std::string &s : *list)
+      w.u32(strings.intern(s));
+  w.padTo8();
+  return w.take();
+}
+
+std::string encodeRank(const plan::RankProgram &program,
+                       TransformTable &transforms) {
+  ByteWriter rounds, buffers, instructions, lists;
+  IntPool ints;
+  uint64_t bufferCount = 0, instructionCount = 0, listCount = 0;
+  for (const plan::Round &round : program.rounds) {
+    rounds.u32(uint32_t(round.buffers.size()));
+    rounds.u32(uint32_t(round.instructions.size()));
+    for (const plan::BufferDecl &buffer : round.buffers) {
+      ByteWriter shape;
+      for (int64_t extent : buffer.shape)
+        shape.i64(extent);
+      buffers.u8(uint8_t(buffer.dtype));
+      buffers.u8(0);
+      buffers.u16(0);
+      buffers.u32(uint32_t(buffer.shape.size()));
+      buffers.u64(ints.add(shape));
+    }
+    bufferCount += round.buffers.size();
+    for (const plan::Instruction &in : round.instructions) {
+      ByteWriter region;
+      boxInts(region, in.region);
+      instructions.u8(uint8_t(in.opcode));
+      instructions.u8(0);
+      instructions.u16(0);
+      instructions.u32(in.buffer);
+      instructions.u32(in.input);
+      instructions.u32(in.tensor);
+      instructions.u32(in.peer);
+      instructions.u32(transforms.intern(in.transform));
+      instructions.u32(uint32_t(in.region.rank()));
+      instructions.u32(uint32_t(in.buffers.size()));
+      instructions.u64(ints.add(region));
+      instructions.u64(listCount);
+      for (uint32_t id : in.buffers)
+        lists.u32(id);
+      listCount += in.buffers.size();
+    }
+    instructionCount += round.instructions.size();
+  }
+  ByteWriter w;
+  w.u64(program.rounds.size());
+  w.u64(bufferCount);
+  w.u64(instructionCount);
+  w.u64(listCount);
+  w.u64(ints.count());
+  w.raw(rounds.bytes());
+  w.raw(buffers.bytes());
+  w.raw(instructions.bytes());
+  w.raw(lists.bytes());
+  w.padTo8();
+  w.raw(ints.bytes());
+  return w.take();
+}
+
+} // namespace
+
+namespace {
+
+/// The header and directory, then the sections: the file is their
+/// concatenation, which writeBinaryPlan streams without building it.
+struct EncodedPlan {
+  std::string headerAndDirectory;
+  std::vector<std::string> sections;
+};
+
+EncodedPlan encode(const plan::Plan &plan, const PlanOrigin &origin) {
+  StringTable strings;
+  TransformTable transforms;
+  EncodedPlan out;
+  std::vector<std::string> &sections = out.sections;
+  sections.resize(kSharedSections);
+  sections[kFiles] = encodeFiles(plan, strings);
+  sections[kTensors] = encodeTensors(plan, strings);
+  sections[kLists] = encodeLists(plan, strings);
+  for (const plan::RankProgram &program : plan.programs)
+    sections.push_back(encodeRank(program, transforms));
+  sections[kStrings] = strings.encode();
+  sections[kTransforms] = transforms.encode();
+
+  uint64_t offset = kHeaderSize + sections.size() * kDirectoryEntrySize;
+  ByteWriter directory;
+  for (const std::string &section : sections) {
+    directory.u64(offset);
+    directory.u64(section.size());
+    directory.u64(checksum(section.data(), section.size()));
+    offset += section.size();
+  }
+
+  ByteWriter w;
+  w.raw(std::string_view(kMagic, sizeof(kMagic)));
+  w.u32(kVersion);
+  w.u32((origin.sourceLayoutHash ? kHasSourceLayoutHash : 0) |
+        (origin.destinationLayoutHash ? kHasDestinationLayoutHash : 0));
+  // The plan model holds the program count; the verifier checks it equals
+  // `ranks`, which the header records as it is.
+  w.u32(plan.ranks);
+  w.u32(uint32_t(plan.destinationFormat));
+  w.i64(plan.memoryBudget);
+  w.u64(origin.sourceLayoutHash.value_or(0));
+  w.u64(origin.destinationLayoutHash.value_or(0));
+  w.u32(uint32_t(sections.size()));
+  w.u32(0);
+  w.u64(offset);
+  w.u64(checksum(directory.bytes().data(), directory.size()));
+  w.u64(checksum(w.bytes().data(), w.size()));
+  w.raw(directory.bytes());
+  out.headerAndDirectory = w.take();
+  return out;
+}
+
+} // namespace
+
+std::string encodeBinaryPlan(const plan::Plan &plan,
+                             const PlanOrigin &origin) {
+  EncodedPlan encoded = encode(plan, origin);
+  std::string bytes = std::move(encoded.headerAndDirectory);
+  for (const std::string &section : encoded.sections)
+    bytes += section;
+  return bytes;
+}
+
+bool writeBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
+                     std::ostream &os) {
+  EncodedPlan encoded = encode(plan, origin);
+  os.write(encoded.headerAndDirectory.data(),
+           std::streamsize(encoded.headerAndDirectory.size()));
+  for (const std::string &section : encoded.sections)
+    os.write(section.data(), std::streamsize(section.size()));
+  return bool(os);
+}
+
+} // namespace binplan
+} // namespace aoa

@@ -1,0 +1,78 @@
+//===- ByteCoding.h - Little-endian bytes in and out ------------*- C++ -*-===//
+//
+// ByteWriter appends fixed-width little-endian integers; ByteCursor reads
+// them back from a span whose length the caller has checked (every read has
+// a precondition, has(n), that the decoder checks first).
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_FORMATS_PLAN_LIB_BYTECODING_H
+#define AOA_FORMATS_PLAN_LIB_BYTECODING_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace aoa {
+namespace binplan {
+
+class ByteWriter {
+public:
+  void u8(uint8_t v) { bytes_.push_back(char(v)); }
+  void u16(uint16_t v) { put(v, 2); }
+  void u32(uint32_t v) { put(v, 4); }
+  void u64(uint64_t v) { put(v, 8); }
+  void i64(int64_t v) { put(uint64_t(v), 8); }
+  void raw(std::string_view data) { bytes_.append(data); }
+  /// Zero bytes up to the next multiple of 8.
+  void padTo8() { bytes_.append((8 - bytes_.size() % 8) % 8, '\0'); }
+  /// Overwrites 8 bytes at `offset` (a field reserved earlier).
+  void patch64(size_t offset, uint64_t v) {
+    for (int i = 0; i < 8; ++i)
+      bytes_[offset + i] = char(uint8_t(v >> (8 * i)));
+  }
+  size_t size() const { return bytes_.size(); }
+  const std::string &bytes() const { return bytes_; }
+  std::string take() { return std::move(bytes_); }
+
+private:
+  void put(uint64_t v, int width) {
+    for (int i = 0; i < width; ++i)
+      bytes_.push_back(char(uint8_t(v >> (8 * i))));
+  }
+  std::string bytes_;
+};
+
+class ByteCursor {
+public:
+  explicit ByteCursor(std::string_view bytes) : bytes_(bytes) {}
+  size_t offset() const { return at_; }
+  size_t remaining() const { return bytes_.size() - at_; }
+  bool has(uint64_t n) const { return n <= remaining(); }
+  uint8_t u8() { return uint8_t(get(1)); }
+  uint16_t u16() { return uint16_t(get(2)); }
+  uint32_t u32() { return uint32_t(get(4)); }
+  uint64_t u64() { return get(8); }
+  int64_t i64() { return int64_t(get(8)); }
+  std::string_view take(size_t n) {
+    std::string_view s = bytes_.substr(at_, n);
+    at_ += n;
+    return s;
+  }
+
+private:
+  uint64_t get(int width) {
+    uint64_t v = 0;
+    for (int i = 0; i < width; ++i)
+      v |= uint64_t(uint8_t(bytes_[at_ + i])) << (8 * i);
+    at_ += width;
+    return v;
+  }
+  std::string_view bytes_;
+  size_t at_ = 0;
+};
+
+} // namespace binplan
+} // namespace aoa
+
+#endif // AOA_FORMATS_PLAN_LIB_BYTECODING_H

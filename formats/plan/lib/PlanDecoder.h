@@ -1,0 +1,87 @@
+//===- PlanDecoder.h - Checks and decodes a binary plan ---------*- C++ -*-===//
+//
+// The decoder trusts nothing: the header is checked (magic, version, its
+// checksum, the file size it records), then the directory (its checksum,
+// every section contiguous and inside the file), then each section it needs
+// (its checksum, then every count against the bytes left before anything
+// is allocated, every index against the table it points into). The first
+// problem found is reported, naming the file and the section.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_FORMATS_PLAN_LIB_PLANDECODER_H
+#define AOA_FORMATS_PLAN_LIB_PLANDECODER_H
+
+#include "aoa/formats/plan/BinaryPlan.h"
+
+#include "ByteCoding.h"
+#include "ByteSource.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aoa {
+namespace binplan {
+
+struct DirectoryEntry {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint64_t checksum = 0;
+};
+
+struct TransformList {
+  uint32_t first = 0;
+  uint32_t count = 0;
+};
+
+class PlanDecoder {
+public:
+  PlanDecoder(const std::string &path, ByteSource &source, DiagnosticEngine &diags)
+      : path_(path), source_(source), diags_(diags) {}
+
+  /// The header and the directory.
+  bool header(PlanOrigin *origin);
+  /// The shared sections (strings, files, tensors, transforms, lists).
+  bool shared();
+  /// Rank `r`'s section (RankDecoder.cpp), after shared().
+  bool rank(uint32_t r);
+  plan::Plan take() { return std::move(plan_); }
+  uint32_t ranks() const { return plan_.ranks; }
+
+private:
+  bool fail(const std::string &what, const std::string &hint = "");
+  /// Fetches section `id` and checks its checksum.
+  bool fetch(uint64_t id, std::string &storage, std::string_view &bytes);
+  /// Reads `count` (a u64) and checks that `count` records of `size` bytes
+  /// fit in what is left.
+  bool count(ByteCursor &c, uint64_t recordSize, uint64_t &n,
+             const char *what);
+  bool ints(std::string_view pool, uint64_t first, uint64_t n,
+            std::vector<int64_t> &out, const std::string &what);
+  bool box(std::string_view pool, uint64_t first, uint64_t rank, Box &out,
+           const std::string &what);
+  bool string(uint32_t index, std::string &out, const std::string &what);
+  bool dtype(uint8_t code, DType &out, const std::string &what);
+  bool strings(std::string_view bytes);
+  bool files(std::string_view bytes);
+  bool tensors(std::string_view bytes);
+  bool transforms(std::string_view bytes);
+  bool lists(std::string_view bytes);
+  bool program(uint32_t r, std::string_view bytes);
+
+  const std::string &path_;
+  ByteSource &source_;
+  DiagnosticEngine &diags_;
+  /// The section being decoded, for messages.
+  std::string where_;
+  std::vector<DirectoryEntry> directory_;
+  std::vector<std::string> strings_;
+  std::vector<plan::TransformStep> steps_;
+  std::vector<TransformList> transformLists_;
+  plan::Plan plan_;
+};
+
+} // namespace binplan
+} // namespace aoa
+
+#endif // AOA_FORMATS_PLAN_LIB_PLANDECODER_H

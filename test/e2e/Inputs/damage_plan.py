@@ -1,0 +1,25 @@
+"""Writes a damaged copy of a binary plan (docs/plan-format.md, "Binary form").
+
+damage_plan.py IN OUT --truncate N   the first N bytes
+damage_plan.py IN OUT --flip I       byte I with its bits inverted
+damage_plan.py IN OUT --version V    the header's version field set to V
+"""
+import argparse
+import struct
+
+parser = argparse.ArgumentParser()
+parser.add_argument("input")
+parser.add_argument("output")
+parser.add_argument("--truncate", type=int)
+parser.add_argument("--flip", type=int)
+parser.add_argument("--version", type=int)
+args = parser.parse_args()
+
+data = bytearray(open(args.input, "rb").read())
+if args.truncate is not None:
+    data = data[: args.truncate]
+if args.flip is not None:
+    data[args.flip] ^= 0xFF
+if args.version is not None:
+    data[8:12] = struct.pack("<I", args.version)
+open(args.output, "wb").write(bytes(data))
