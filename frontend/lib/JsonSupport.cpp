@@ -24,6 +24,27 @@ parseJsonBuffer(const SourceManager &sources, uint32_t buffer,
                "malformed JSON " + what + ": " + message)
         .hint(hint);
     return std::nullopt;
+  } catch (const nlohmann::json::exception &e) {
+    // The other parse-time error is a number too large for a double
+    // (out_of_range.406, "number overflow parsing '1E999'"), which carries
+    // no offset: point at the number it quotes.
+    std::string message = e.what();
+    size_t offset = 0;
+    size_t quote = message.find('\'');
+    size_t closing = message.rfind('\'');
+    if (quote != std::string::npos && closing > quote + 1) {
+      size_t at = text.find(message.substr(quote + 1, closing - quote - 1));
+      if (at != std::string_view::npos)
+        offset = at;
+    }
+    size_t bracket = message.find("] ");
+    if (bracket != std::string::npos)
+      message = message.substr(bracket + 2);
+    diags
+        .error(sources.locationForOffset(buffer, offset),
+               "malformed JSON " + what + ": " + message)
+        .hint(hint);
+    return std::nullopt;
   }
 }
 
