@@ -8,6 +8,13 @@ parseJsonBuffer(const SourceManager &sources, uint32_t buffer,
                 DiagnosticEngine &diags, const std::string &what,
                 const std::string &hint) {
   std::string_view text = sources.text(buffer);
+  auto report = [&](size_t offset, const std::string &message) {
+    diags
+        .error(sources.locationForOffset(buffer, offset),
+               "malformed JSON " + what + ": " + message)
+        .hint(hint);
+    return std::nullopt;
+  };
   try {
     return nlohmann::ordered_json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error &e) {
@@ -19,11 +26,7 @@ parseJsonBuffer(const SourceManager &sources, uint32_t buffer,
     size_t colon = message.find(": ");
     if (colon != std::string::npos)
       message = message.substr(colon + 2);
-    diags
-        .error(sources.locationForOffset(buffer, offset),
-               "malformed JSON " + what + ": " + message)
-        .hint(hint);
-    return std::nullopt;
+    return report(offset, message);
   } catch (const nlohmann::json::exception &e) {
     // The other parse-time error is a number too large for a double
     // (out_of_range.406, "number overflow parsing '1E999'"), which carries
@@ -40,11 +43,7 @@ parseJsonBuffer(const SourceManager &sources, uint32_t buffer,
     size_t bracket = message.find("] ");
     if (bracket != std::string::npos)
       message = message.substr(bracket + 2);
-    diags
-        .error(sources.locationForOffset(buffer, offset),
-               "malformed JSON " + what + ": " + message)
-        .hint(hint);
-    return std::nullopt;
+    return report(offset, message);
   }
 }
 
