@@ -12,7 +12,8 @@
 #   --timeout   the longest one input may run (default 30 s)
 #   --build     the build directory (default build-fuzz)
 #   TARGET      fuzz-config, fuzz-metadata, fuzz-layout-spec,
-#               fuzz-safetensors-header, fuzz-plan (default: all)
+#               fuzz-safetensors-header, fuzz-plan, fuzz-binary-plan
+#               (default: all)
 #
 # What a run finds stays in BUILD/fuzz-out/TARGET/: the corpus it grew
 # (corpus/, reused by the next run), its log (fuzz.log) and the inputs that
@@ -21,7 +22,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(fuzz-config fuzz-metadata fuzz-layout-spec fuzz-safetensors-header fuzz-plan)
+all_targets=(fuzz-config fuzz-metadata fuzz-layout-spec fuzz-safetensors-header fuzz-plan
+             fuzz-binary-plan)
 seconds=60
 parallel=1
 timeout=30

@@ -2,7 +2,8 @@
 """Collects the seed corpora of the fuzz targets (test/fuzz/corpus/<target>/)
 from the repository's examples and tests, plus inputs made by the test
 generators and, with --build, by the built tools (plans, safetensors files
-of several dtypes). Each seed is named by the SHA-1 of its bytes, as libFuzzer
+of several dtypes) and the plans the test suites left in the build (run
+ctest there first). Each seed is named by the SHA-1 of its bytes, as libFuzzer
 names what it finds; seeds over --max-size bytes are left out (small inputs
 fuzz faster). Rerun it when the formats grow:
 
@@ -123,7 +124,29 @@ def collect_generated(corpus, build, work):
         f.write(run([sys.executable, MAKE_METADATA, "tensors", "s0:float32:2x2:1:2",
                      "s1:float32:2x2:1:2"]))
     for args in plans:
-        corpus.add("fuzz-plan", run([compile_] + args + ["--emit=plan", "-o", "-"]))
+        corpus.add("fuzz-plan", run([compile_] + args + ["--emit=plan-text", "-o", "-"]))
+        corpus.add("fuzz-binary-plan", run([compile_] + args + ["--emit=plan", "-o", "-"]))
+    # The plans the test suites wrote (when ctest has run in the build),
+    # the deliberately damaged ones included.
+    for suite_output in ("lit-out", "e2e-out"):
+        for directory, _, names in sorted(os.walk(os.path.join(build, suite_output))):
+            for name in sorted(names):
+                path = os.path.join(directory, name)
+                if os.path.islink(path) or os.path.getsize(path) > corpus.max_size:
+                    continue
+                data = read(path)
+                if data.startswith(b"AOAPLAN\0"):
+                    corpus.add("fuzz-binary-plan", data)
+                elif data.startswith(b"aoa-plan "):
+                    corpus.add("fuzz-plan", data)
+    # The binary form of every valid text plan of the repository.
+    assembled = os.path.join(work, "assembled.plan")
+    for path in repository_files():
+        if path.endswith(".plan"):
+            result = subprocess.run([os.path.join(bin_dir, "aoa-plan"), "assemble", path,
+                                     "-o", assembled], capture_output=True)
+            if result.returncode == 0:
+                corpus.add("fuzz-binary-plan", read(assembled))
     # Safetensors files of every dtype aoa-shard writes.
     shard = os.path.join(bin_dir, "aoa-shard")
     layout = {"format": "aoa-metadata", "version": 1, "tensors": {}}
