@@ -30,7 +30,7 @@
 //     optimizer_rankNNNNN.safetensors; the in-file name is the key.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/ir/MetadataWriter.h"
+#include "aoa/formats/metadata/MetadataWriter.h"
 #include "aoa/ir/ShardMetadata.h"
 
 #include "llvm/Support/CommandLine.h"

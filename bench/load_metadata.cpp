@@ -16,7 +16,7 @@
 // destination file in one run shows the peak memory a compiler would have.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/frontend/MetadataLoader.h"
+#include "aoa/formats/metadata/MetadataLoader.h"
 
 #include "llvm/Support/CommandLine.h"
 

@@ -2,6 +2,7 @@
 #include "aoa/driver/CompileDriver.h"
 
 #include "aoa/ir/ByteSize.h"
+#include "aoa/ir/FileText.h"
 
 #include "aoa/codegen/PlanSummary.h"
 #include "aoa/codegen/PlanVerifier.h"
@@ -12,12 +13,12 @@
 #include "aoa/formats/CheckpointDirectory.h"
 #include "aoa/formats/HuggingFaceShards.h"
 #include "aoa/formats/SourceFacts.h"
+#include "aoa/formats/metadata/LayoutSpecLoader.h"
+#include "aoa/formats/metadata/MetadataLoader.h"
+#include "aoa/formats/metadata/MetadataWriter.h"
 #include "aoa/formats/plan/BinaryPlan.h"
 #include "aoa/formats/plan/LayoutHash.h"
-#include "aoa/frontend/LayoutSpecLoader.h"
-#include "aoa/ir/MetadataWriter.h"
 #include "aoa/frontend/ConfigLoader.h"
-#include "aoa/frontend/MetadataLoader.h"
 #include "aoa/frontend/Parser.h"
 #include "aoa/frontend/Printers.h"
 #include "aoa/frontend/QueryLoader.h"

@@ -2,7 +2,7 @@
 #include "aoa/driver/MetadataArgument.h"
 
 #include "aoa/formats/CheckpointDirectory.h"
-#include "aoa/frontend/MetadataLoader.h"
+#include "aoa/formats/metadata/MetadataLoader.h"
 
 #include <filesystem>
 

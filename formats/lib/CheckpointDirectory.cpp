@@ -5,7 +5,7 @@
 #include "Text.h"
 
 #include "aoa/formats/DirectoryScan.h"
-#include "aoa/frontend/MetadataLoader.h"
+#include "aoa/formats/metadata/MetadataLoader.h"
 #include "aoa/runtime/CheckpointReader.h"
 
 #include <algorithm>

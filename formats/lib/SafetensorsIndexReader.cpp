@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/formats/SafetensorsIndex.h"
 
-#include "aoa/frontend/JsonSyntaxError.h"
+#include "aoa/formats/json/JsonSyntaxError.h"
 
 #include "PaddedIndexText.h"
 #include "Text.h"

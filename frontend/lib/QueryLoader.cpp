@@ -1,10 +1,11 @@
 //===- QueryLoader.cpp -----------------------------------------------------===//
 #include "aoa/frontend/QueryLoader.h"
 
+#include "aoa/formats/json/JsonLocator.h"
+#include "aoa/formats/json/JsonSupport.h"
 #include "aoa/frontend/ConfigLoader.h"
+#include "aoa/ir/FileText.h"
 #include "aoa/ir/ShardMetadata.h"
-#include "JsonLocator.h"
-#include "JsonSupport.h"
 
 #include <algorithm>
 #include <memory>

@@ -1,7 +1,7 @@
 //===- ShardedCheckpointWriter.cpp ----------------------------------------===//
 #include "aoa/runtime/ShardedCheckpointWriter.h"
 
-#include "aoa/ir/MetadataWriter.h"
+#include "aoa/formats/metadata/MetadataWriter.h"
 #include "aoa/ir/RowMajorChunks.h"
 #include "aoa/runtime/AtomicFile.h"
 #include "aoa/runtime/ContentHash.h"

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
 
-#include "aoa/frontend/LayoutSpecLoader.h"
+#include "aoa/formats/metadata/LayoutSpecLoader.h"
 
 #include <cstddef>
 #include <cstdint>

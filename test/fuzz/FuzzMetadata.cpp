@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
 
-#include "aoa/frontend/MetadataLoader.h"
+#include "aoa/formats/metadata/MetadataLoader.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -5,12 +5,12 @@
 // the metadata (MetadataWriter) atomically.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/driver/OutputFile.h"
 #include "aoa/driver/MetadataArgument.h"
+#include "aoa/driver/OutputFile.h"
 #include "aoa/driver/StatementOutputs.h"
-#include "aoa/frontend/LayoutSpecLoader.h"
-#include "aoa/frontend/MetadataLoader.h"
-#include "aoa/ir/MetadataWriter.h"
+#include "aoa/formats/metadata/LayoutSpecLoader.h"
+#include "aoa/formats/metadata/MetadataLoader.h"
+#include "aoa/formats/metadata/MetadataWriter.h"
 
 #include "llvm/Support/CommandLine.h"
 

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/driver/OutputFile.h"
 #include "aoa/formats/CheckpointDirectory.h"
-#include "aoa/ir/MetadataWriter.h"
+#include "aoa/formats/metadata/MetadataWriter.h"
 
 #include "llvm/Support/CommandLine.h"
 

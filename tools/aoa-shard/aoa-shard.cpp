@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/formats/CheckpointDirectory.h"
-#include "aoa/frontend/MetadataLoader.h"
+#include "aoa/formats/metadata/MetadataLoader.h"
 #include "aoa/runtime/CheckpointReader.h"
 #include "aoa/runtime/ShardedCheckpointWriter.h"
 #include "aoa/runtime/TensorSupplier.h"

@@ -15,7 +15,7 @@
 #include "ScratchDirectory.h"
 
 #include "aoa/codegen/PlanReader.h"
-#include "aoa/frontend/MetadataLoader.h"
+#include "aoa/formats/metadata/MetadataLoader.h"
 #include "aoa/runtime/ContentHash.h"
 #include "aoa/runtime/FloatConversion.h"
 #include "aoa/runtime/LocalExecutor.h"

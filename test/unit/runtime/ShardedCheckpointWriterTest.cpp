@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/runtime/ShardedCheckpointWriter.h"
 
-#include "aoa/frontend/MetadataLoader.h"
-#include "aoa/ir/MetadataWriter.h"
+#include "aoa/formats/metadata/MetadataLoader.h"
+#include "aoa/formats/metadata/MetadataWriter.h"
 #include "aoa/runtime/CheckpointReader.h"
 #include "aoa/runtime/ContentHash.h"
 #include "aoa/runtime/SafetensorsWriter.h"

@@ -44,10 +44,6 @@ std::optional<ConfigFile> loadConfigText(const std::string &path,
                                          SourceManager &sources,
                                          DiagnosticEngine &diags);
 
-/// Reads a whole file into `out`; on failure returns the system's reason.
-std::optional<std::string> readFileToString(const std::string &path,
-                                            std::string &out);
-
 } // namespace aoa
 
 #endif // AOA_FRONTEND_CONFIGLOADER_H

@@ -1,5 +1,5 @@
 //===- MetadataWriter.cpp --------------------------------------------------===//
-#include "aoa/ir/MetadataWriter.h"
+#include "aoa/formats/metadata/MetadataWriter.h"
 
 #include "aoa/ir/ContentHashText.h"
 #include "aoa/ir/Json.h"

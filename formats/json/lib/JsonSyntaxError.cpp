@@ -1,5 +1,5 @@
 //===- JsonSyntaxError.cpp ------------------------------------------------===//
-#include "aoa/frontend/JsonSyntaxError.h"
+#include "aoa/formats/json/JsonSyntaxError.h"
 
 #include <nlohmann/json.hpp>
 

@@ -14,9 +14,9 @@
 // path taken only on failure) for an exact position and a readable message.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/frontend/MetadataLoader.h"
+#include "aoa/formats/metadata/MetadataLoader.h"
 
-#include "aoa/frontend/JsonSyntaxError.h"
+#include "aoa/formats/json/JsonSyntaxError.h"
 
 #include "aoa/ir/ContentHashText.h"
 

@@ -6,10 +6,10 @@
 // brute-force element model, and the layout-spec loader end to end.
 //
 //===----------------------------------------------------------------------===//
+#include "aoa/formats/metadata/LayoutSpecLoader.h"
+#include "aoa/formats/metadata/MetadataLoader.h"
+#include "aoa/formats/metadata/MetadataWriter.h"
 #include "aoa/ir/MeshLayout.h"
-#include "aoa/frontend/LayoutSpecLoader.h"
-#include "aoa/frontend/MetadataLoader.h"
-#include "aoa/ir/MetadataWriter.h"
 
 #include "BruteForce.h"
 

@@ -1,6 +1,6 @@
 //===- MetadataLoaderTest.cpp - Shard metadata model, loader, writer ------===//
-#include "aoa/frontend/MetadataLoader.h"
-#include "aoa/ir/MetadataWriter.h"
+#include "aoa/formats/metadata/MetadataLoader.h"
+#include "aoa/formats/metadata/MetadataWriter.h"
 #include "aoa/ir/ShardMetadata.h"
 
 #include "CapturedDiagnostics.h"

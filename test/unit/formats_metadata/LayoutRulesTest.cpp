@@ -6,7 +6,7 @@
 // a key list by rules end to end.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/frontend/LayoutSpecLoader.h"
+#include "aoa/formats/metadata/LayoutSpecLoader.h"
 #include "aoa/ir/IdPartition.h"
 #include "aoa/ir/KeyPattern.h"
 #include "aoa/ir/MeshLayout.h"

@@ -26,8 +26,8 @@
 // hint; loading continues to the next tensor and stops after 20 errors.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_FRONTEND_LAYOUTSPECLOADER_H
-#define AOA_FRONTEND_LAYOUTSPECLOADER_H
+#ifndef AOA_FORMATS_METADATA_LAYOUTSPECLOADER_H
+#define AOA_FORMATS_METADATA_LAYOUTSPECLOADER_H
 
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/ShardMetadata.h"
@@ -72,4 +72,4 @@ loadLayoutSpecText(const std::string &path, std::string text,
 
 } // namespace aoa
 
-#endif // AOA_FRONTEND_LAYOUTSPECLOADER_H
+#endif // AOA_FORMATS_METADATA_LAYOUTSPECLOADER_H

@@ -10,8 +10,8 @@
 // of the checkpoints it produces.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_IR_METADATAWRITER_H
-#define AOA_IR_METADATAWRITER_H
+#ifndef AOA_FORMATS_METADATA_METADATAWRITER_H
+#define AOA_FORMATS_METADATA_METADATAWRITER_H
 
 #include "aoa/ir/ShardMetadata.h"
 
@@ -28,4 +28,4 @@ std::string printShardMetadata(const ShardMetadata &metadata);
 
 } // namespace aoa
 
-#endif // AOA_IR_METADATAWRITER_H
+#endif // AOA_FORMATS_METADATA_METADATAWRITER_H

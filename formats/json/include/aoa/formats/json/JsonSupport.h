@@ -4,8 +4,8 @@
 // these helpers turn its errors into located diagnostics.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_FRONTEND_LIB_JSONSUPPORT_H
-#define AOA_FRONTEND_LIB_JSONSUPPORT_H
+#ifndef AOA_FORMATS_JSON_JSONSUPPORT_H
+#define AOA_FORMATS_JSON_JSONSUPPORT_H
 
 #include "aoa/ir/Diagnostics.h"
 
@@ -30,4 +30,4 @@ SourceLocation locateKey(const SourceManager &sources, uint32_t buffer,
 
 } // namespace aoa
 
-#endif // AOA_FRONTEND_LIB_JSONSUPPORT_H
+#endif // AOA_FORMATS_JSON_JSONSUPPORT_H

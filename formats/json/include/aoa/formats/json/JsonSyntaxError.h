@@ -5,8 +5,8 @@
 // finds the exact character and says what is wrong.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_FRONTEND_JSONSYNTAXERROR_H
-#define AOA_FRONTEND_JSONSYNTAXERROR_H
+#ifndef AOA_FORMATS_JSON_JSONSYNTAXERROR_H
+#define AOA_FORMATS_JSON_JSONSYNTAXERROR_H
 
 #include <cstddef>
 #include <optional>
@@ -28,4 +28,4 @@ std::optional<JsonSyntaxError> findJsonSyntaxError(std::string_view text);
 
 } // namespace aoa
 
-#endif // AOA_FRONTEND_JSONSYNTAXERROR_H
+#endif // AOA_FORMATS_JSON_JSONSYNTAXERROR_H

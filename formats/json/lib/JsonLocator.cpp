@@ -1,5 +1,5 @@
 //===- JsonLocator.cpp ----------------------------------------------------===//
-#include "JsonLocator.h"
+#include "aoa/formats/json/JsonLocator.h"
 
 #include <nlohmann/json.hpp>
 

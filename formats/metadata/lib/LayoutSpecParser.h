@@ -8,13 +8,13 @@
 //  - LayoutSpecRules.cpp: rules, stages and experts, and placing a key list.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_FRONTEND_LIB_LAYOUTSPECPARSER_H
-#define AOA_FRONTEND_LIB_LAYOUTSPECPARSER_H
+#ifndef AOA_FORMATS_METADATA_LIB_LAYOUTSPECPARSER_H
+#define AOA_FORMATS_METADATA_LIB_LAYOUTSPECPARSER_H
 
-#include "JsonLocator.h"
-#include "JsonSupport.h"
 #include "LayoutFilePattern.h"
-#include "aoa/frontend/LayoutSpecLoader.h"
+#include "aoa/formats/json/JsonLocator.h"
+#include "aoa/formats/json/JsonSupport.h"
+#include "aoa/formats/metadata/LayoutSpecLoader.h"
 #include "aoa/ir/IdPartition.h"
 #include "aoa/ir/KeyPattern.h"
 #include "aoa/ir/MeshLayout.h"
@@ -420,4 +420,4 @@ LayoutSpecParser::readList(const Json &value, const std::string &what,
 
 } // namespace aoa
 
-#endif // AOA_FRONTEND_LIB_LAYOUTSPECPARSER_H
+#endif // AOA_FORMATS_METADATA_LIB_LAYOUTSPECPARSER_H

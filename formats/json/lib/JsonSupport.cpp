@@ -1,5 +1,5 @@
 //===- JsonSupport.cpp -----------------------------------------------------===//
-#include "JsonSupport.h"
+#include "aoa/formats/json/JsonSupport.h"
 
 namespace aoa {
 

@@ -9,11 +9,11 @@
 // and LayoutSpecRules.cpp.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/frontend/LayoutSpecLoader.h"
+#include "aoa/formats/metadata/LayoutSpecLoader.h"
 
 #include "LayoutSpecParser.h"
 #include "LayoutSpecStrings.h"
-#include "aoa/frontend/ConfigLoader.h"
+#include "aoa/ir/FileText.h"
 #include "aoa/ir/OptimizerState.h"
 
 #include <limits>

@@ -1,7 +1,7 @@
 //===- LayoutSpecStrings.h - Field names and hints of layout specs -*- C++
 //-*-===//
-#ifndef AOA_FRONTEND_LIB_LAYOUTSPECSTRINGS_H
-#define AOA_FRONTEND_LIB_LAYOUTSPECSTRINGS_H
+#ifndef AOA_FORMATS_METADATA_LIB_LAYOUTSPECSTRINGS_H
+#define AOA_FORMATS_METADATA_LIB_LAYOUTSPECSTRINGS_H
 
 #include <cstddef>
 #include <string>
@@ -70,4 +70,4 @@ inline const std::vector<std::string> &defaultFields() {
 
 } // namespace aoa
 
-#endif // AOA_FRONTEND_LIB_LAYOUTSPECSTRINGS_H
+#endif // AOA_FORMATS_METADATA_LIB_LAYOUTSPECSTRINGS_H

@@ -6,8 +6,8 @@
 // reported, and only over text that has already parsed.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_FRONTEND_JSONLOCATOR_H
-#define AOA_FRONTEND_JSONLOCATOR_H
+#ifndef AOA_FORMATS_JSON_JSONLOCATOR_H
+#define AOA_FORMATS_JSON_JSONLOCATOR_H
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -94,4 +94,4 @@ private:
 
 } // namespace aoa
 
-#endif // AOA_FRONTEND_JSONLOCATOR_H
+#endif // AOA_FORMATS_JSON_JSONLOCATOR_H

@@ -25,8 +25,8 @@
 // needs a location, so a clean load does not hold the text twice.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_FRONTEND_METADATALOADER_H
-#define AOA_FRONTEND_METADATALOADER_H
+#ifndef AOA_FORMATS_METADATA_METADATALOADER_H
+#define AOA_FORMATS_METADATA_METADATALOADER_H
 
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/ShardMetadata.h"
@@ -52,4 +52,4 @@ std::optional<ShardMetadata> loadShardMetadataText(const std::string &path,
 
 } // namespace aoa
 
-#endif // AOA_FRONTEND_METADATALOADER_H
+#endif // AOA_FORMATS_METADATA_METADATALOADER_H

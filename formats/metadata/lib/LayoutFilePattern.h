@@ -1,6 +1,6 @@
 //===- LayoutFilePattern.h - The file each rank writes ----------*- C++ -*-===//
-#ifndef AOA_FRONTEND_LIB_LAYOUTFILEPATTERN_H
-#define AOA_FRONTEND_LIB_LAYOUTFILEPATTERN_H
+#ifndef AOA_FORMATS_METADATA_LIB_LAYOUTFILEPATTERN_H
+#define AOA_FORMATS_METADATA_LIB_LAYOUTFILEPATTERN_H
 
 #include "llvm/ADT/StringRef.h"
 
@@ -85,4 +85,4 @@ private:
 
 } // namespace aoa
 
-#endif // AOA_FRONTEND_LIB_LAYOUTFILEPATTERN_H
+#endif // AOA_FORMATS_METADATA_LIB_LAYOUTFILEPATTERN_H
