@@ -4,9 +4,9 @@
 #include "aoa/ir/ByteSize.h"
 #include "aoa/ir/FileText.h"
 
-#include "aoa/codegen/PlanSummary.h"
-#include "aoa/codegen/PlanVerifier.h"
-#include "aoa/codegen/PlanWriter.h"
+#include "aoa/formats/plan/PlanSummary.h"
+#include "aoa/formats/plan/PlanVerifier.h"
+#include "aoa/formats/plan/PlanWriter.h"
 #include "aoa/driver/MetadataArgument.h"
 #include "aoa/driver/OutputFile.h"
 #include "aoa/driver/StatementOutputs.h"

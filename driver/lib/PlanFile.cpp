@@ -1,8 +1,8 @@
 //===- PlanFile.cpp -------------------------------------------------------===//
 #include "aoa/driver/PlanFile.h"
 
-#include "aoa/codegen/PlanReader.h"
-#include "aoa/codegen/PlanVerifier.h"
+#include "aoa/formats/plan/PlanReader.h"
+#include "aoa/formats/plan/PlanVerifier.h"
 
 #include <fstream>
 #include <sstream>

@@ -1,8 +1,8 @@
 //===- PlanToolDriver.cpp - aoa-plan dump, summary, assemble --------------===//
 #include "aoa/driver/PlanToolDriver.h"
 
-#include "aoa/codegen/PlanSummary.h"
-#include "aoa/codegen/PlanWriter.h"
+#include "aoa/formats/plan/PlanSummary.h"
+#include "aoa/formats/plan/PlanWriter.h"
 #include "aoa/driver/OutputFile.h"
 #include "aoa/driver/PlanFile.h"
 #include "aoa/formats/plan/BinaryPlan.h"

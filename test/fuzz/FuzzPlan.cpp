@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
 
-#include "aoa/codegen/PlanReader.h"
+#include "aoa/formats/plan/PlanReader.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -9,8 +9,8 @@
 #include "aoa/formats/plan/BinaryPlan.h"
 #include "aoa/formats/plan/LayoutHash.h"
 
-#include "aoa/codegen/PlanReader.h"
-#include "aoa/codegen/PlanWriter.h"
+#include "aoa/formats/plan/PlanReader.h"
+#include "aoa/formats/plan/PlanWriter.h"
 
 #include "CapturedDiagnostics.h"
 #include "SamplePlanText.h"

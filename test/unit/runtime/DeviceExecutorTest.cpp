@@ -15,7 +15,7 @@
 #include "SamplePlanText.h"
 #include "ScratchDirectory.h"
 
-#include "aoa/codegen/PlanReader.h"
+#include "aoa/formats/plan/PlanReader.h"
 #include "aoa/runtime/ContentHash.h"
 #include "aoa/runtime/Device.h"
 #include "aoa/runtime/DeviceExecutor.h"

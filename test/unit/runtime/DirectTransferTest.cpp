@@ -12,7 +12,7 @@
 #include "SamplePlanText.h"
 #include "ScratchDirectory.h"
 
-#include "aoa/codegen/PlanReader.h"
+#include "aoa/formats/plan/PlanReader.h"
 #include "aoa/runtime/DirectTransfers.h"
 #include "aoa/runtime/LiveInstructions.h"
 #include "aoa/runtime/SafetensorsReader.h"

@@ -14,7 +14,7 @@
 #include "SamplePlanText.h"
 #include "ScratchDirectory.h"
 
-#include "aoa/codegen/PlanReader.h"
+#include "aoa/formats/plan/PlanReader.h"
 #include "aoa/formats/metadata/MetadataLoader.h"
 #include "aoa/runtime/ContentHash.h"
 #include "aoa/runtime/FloatConversion.h"

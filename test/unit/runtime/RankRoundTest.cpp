@@ -9,7 +9,7 @@
 #include "CapturedDiagnostics.h"
 #include "SamplePlanText.h"
 
-#include "aoa/codegen/PlanReader.h"
+#include "aoa/formats/plan/PlanReader.h"
 #include "aoa/runtime/RankRound.h"
 
 #include <gtest/gtest.h>

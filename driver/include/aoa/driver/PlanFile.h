@@ -2,7 +2,7 @@
 //
 // aoa-run and aoa-plan read a plan as its text (docs/plan-format.md) or its
 // binary container (formats/plan), told apart by the binary form's magic,
-// and verify it the same way (codegen's verifyPlan) whichever it was.
+// and verify it the same way (verifyPlan, formats/plan) whichever it was.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_DRIVER_PLANFILE_H

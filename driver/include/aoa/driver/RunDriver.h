@@ -1,6 +1,6 @@
 //===- RunDriver.h - What aoa-run does with its parsed flags ----*- C++ -*-===//
 //
-// Reads and verifies a plan (codegen's reader, with located diagnostics),
+// Reads and verifies a plan (formats/plan's readers, with located diagnostics),
 // picks the backend, runs it with a progress meter, and reports. `local`
 // runs every rank in this process; `mpi` runs this process's rank of an
 // mpirun job (MPI lives for the call, runtime/MpiSession.h): rank 0 reads

@@ -8,7 +8,7 @@
 //
 // The readers check the container (magic, version, sizes, checksums, every
 // index and count) and never trust a count before checking it against the
-// bytes that hold it; they do not run the plan verifier (codegen's
+// bytes that hold it; they do not run the plan verifier (PlanVerifier.h's
 // verifyPlan), which callers run as they do after reading the text form.
 //
 //===----------------------------------------------------------------------===//

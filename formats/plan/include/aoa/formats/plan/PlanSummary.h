@@ -8,8 +8,8 @@
 // would cost instead. Sizes are shown in KiB/MiB/GiB with exact byte counts.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_CODEGEN_PLANSUMMARY_H
-#define AOA_CODEGEN_PLANSUMMARY_H
+#ifndef AOA_FORMATS_PLAN_PLANSUMMARY_H
+#define AOA_FORMATS_PLAN_PLANSUMMARY_H
 
 #include "aoa/ir/ByteSize.h"
 #include "aoa/ir/Plan.h"
@@ -29,4 +29,4 @@ void printPlanSummary(const plan::Plan &plan, std::ostream &os,
 
 } // namespace aoa
 
-#endif // AOA_CODEGEN_PLANSUMMARY_H
+#endif // AOA_FORMATS_PLAN_PLANSUMMARY_H

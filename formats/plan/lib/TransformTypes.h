@@ -5,8 +5,8 @@
 // Paddle's postprocess strings) gives the data it receives.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_CODEGEN_LIB_TRANSFORMTYPES_H
-#define AOA_CODEGEN_LIB_TRANSFORMTYPES_H
+#ifndef AOA_FORMATS_PLAN_LIB_TRANSFORMTYPES_H
+#define AOA_FORMATS_PLAN_LIB_TRANSFORMTYPES_H
 
 #include "aoa/ir/Plan.h"
 
@@ -33,4 +33,4 @@ bool applyStep(const plan::TransformStep &step, DType &dtype,
 
 } // namespace aoa
 
-#endif // AOA_CODEGEN_LIB_TRANSFORMTYPES_H
+#endif // AOA_FORMATS_PLAN_LIB_TRANSFORMTYPES_H

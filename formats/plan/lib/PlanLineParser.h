@@ -8,8 +8,8 @@
 // rather than keeping the offsets of every line of a large plan.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_CODEGEN_LIB_PLANLINEPARSER_H
-#define AOA_CODEGEN_LIB_PLANLINEPARSER_H
+#ifndef AOA_FORMATS_PLAN_LIB_PLANLINEPARSER_H
+#define AOA_FORMATS_PLAN_LIB_PLANLINEPARSER_H
 
 #include "PlanSite.h"
 #include "aoa/ir/Plan.h"
@@ -86,4 +86,4 @@ const std::vector<std::string> &planLineWords();
 } // namespace plantext
 } // namespace aoa
 
-#endif // AOA_CODEGEN_LIB_PLANLINEPARSER_H
+#endif // AOA_FORMATS_PLAN_LIB_PLANLINEPARSER_H

@@ -4,8 +4,8 @@
 // the writer and the reader cannot drift apart.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_CODEGEN_LIB_PLANTEXTSYNTAX_H
-#define AOA_CODEGEN_LIB_PLANTEXTSYNTAX_H
+#ifndef AOA_FORMATS_PLAN_LIB_PLANTEXTSYNTAX_H
+#define AOA_FORMATS_PLAN_LIB_PLANTEXTSYNTAX_H
 
 #include "aoa/ir/Plan.h"
 
@@ -58,4 +58,4 @@ void appendQuoted(std::string &out, std::string_view text);
 } // namespace plantext
 } // namespace aoa
 
-#endif // AOA_CODEGEN_LIB_PLANTEXTSYNTAX_H
+#endif // AOA_FORMATS_PLAN_LIB_PLANTEXTSYNTAX_H

@@ -18,8 +18,8 @@
 // Reading stops after 20 errors.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_CODEGEN_PLANREADER_H
-#define AOA_CODEGEN_PLANREADER_H
+#ifndef AOA_FORMATS_PLAN_PLANREADER_H
+#define AOA_FORMATS_PLAN_PLANREADER_H
 
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/Plan.h"
@@ -46,4 +46,4 @@ std::optional<plan::Plan> readPlanFile(const std::string &path,
 
 } // namespace aoa
 
-#endif // AOA_CODEGEN_PLANREADER_H
+#endif // AOA_FORMATS_PLAN_PLANREADER_H

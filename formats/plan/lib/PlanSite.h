@@ -7,8 +7,8 @@
 // the site in words ("rank 1, round 0, instruction 3 (copy): ").
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_CODEGEN_LIB_PLANSITE_H
-#define AOA_CODEGEN_LIB_PLANSITE_H
+#ifndef AOA_FORMATS_PLAN_LIB_PLANSITE_H
+#define AOA_FORMATS_PLAN_LIB_PLANSITE_H
 
 #include "ErrorLimit.h"
 
@@ -79,4 +79,4 @@ bool verifyPlanWith(const plan::Plan &plan, ErrorLimit &errors,
 
 } // namespace aoa
 
-#endif // AOA_CODEGEN_LIB_PLANSITE_H
+#endif // AOA_FORMATS_PLAN_LIB_PLANSITE_H

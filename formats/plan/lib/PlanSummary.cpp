@@ -1,6 +1,6 @@
 //===- PlanSummary.cpp
 //-----------------------------------------------------===//
-#include "aoa/codegen/PlanSummary.h"
+#include "aoa/formats/plan/PlanSummary.h"
 
 #include "aoa/ir/ByteSize.h"
 

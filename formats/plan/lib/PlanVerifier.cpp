@@ -9,7 +9,7 @@
 // are compared with their key's shape before their extents are computed.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/codegen/PlanVerifier.h"
+#include "aoa/formats/plan/PlanVerifier.h"
 
 #include "PlanCoverage.h"
 #include "PlanSite.h"

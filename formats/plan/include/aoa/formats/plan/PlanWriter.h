@@ -20,8 +20,8 @@
 // verifyPlan (PlanVerifier.h) to check a plan.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_CODEGEN_PLANWRITER_H
-#define AOA_CODEGEN_PLANWRITER_H
+#ifndef AOA_FORMATS_PLAN_PLANWRITER_H
+#define AOA_FORMATS_PLAN_PLANWRITER_H
 
 #include "aoa/ir/Plan.h"
 
@@ -38,4 +38,4 @@ std::string printPlanText(const plan::Plan &plan);
 
 } // namespace aoa
 
-#endif // AOA_CODEGEN_PLANWRITER_H
+#endif // AOA_FORMATS_PLAN_PLANWRITER_H

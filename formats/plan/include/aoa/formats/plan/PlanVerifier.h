@@ -6,8 +6,8 @@
 // (diagnostics then name the rank, round and instruction instead).
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_CODEGEN_PLANVERIFIER_H
-#define AOA_CODEGEN_PLANVERIFIER_H
+#ifndef AOA_FORMATS_PLAN_PLANVERIFIER_H
+#define AOA_FORMATS_PLAN_PLANVERIFIER_H
 
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/Plan.h"
@@ -20,4 +20,4 @@ bool verifyPlan(const plan::Plan &plan, DiagnosticEngine &diags);
 
 } // namespace aoa
 
-#endif // AOA_CODEGEN_PLANVERIFIER_H
+#endif // AOA_FORMATS_PLAN_PLANVERIFIER_H

@@ -6,7 +6,7 @@
 // token would dominate.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/codegen/PlanWriter.h"
+#include "aoa/formats/plan/PlanWriter.h"
 
 #include "PlanTextSyntax.h"
 

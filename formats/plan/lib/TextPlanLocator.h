@@ -5,8 +5,8 @@
 // parses that line again (PlanLineParser.h records where its fields start).
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_CODEGEN_LIB_TEXTPLANLOCATOR_H
-#define AOA_CODEGEN_LIB_TEXTPLANLOCATOR_H
+#ifndef AOA_FORMATS_PLAN_LIB_TEXTPLANLOCATOR_H
+#define AOA_FORMATS_PLAN_LIB_TEXTPLANLOCATOR_H
 
 #include "PlanLineParser.h"
 #include "PlanSite.h"
@@ -63,4 +63,4 @@ private:
 } // namespace plantext
 } // namespace aoa
 
-#endif // AOA_CODEGEN_LIB_TEXTPLANLOCATOR_H
+#endif // AOA_FORMATS_PLAN_LIB_TEXTPLANLOCATOR_H

@@ -9,7 +9,7 @@
 // again, at the field) they are about.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/codegen/PlanReader.h"
+#include "aoa/formats/plan/PlanReader.h"
 
 #include "ErrorLimit.h"
 #include "PlanLineParser.h"

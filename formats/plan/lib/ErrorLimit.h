@@ -1,6 +1,6 @@
 //===- ErrorLimit.h - At most N errors from reading a plan ------*- C++ -*-===//
-#ifndef AOA_CODEGEN_LIB_ERRORLIMIT_H
-#define AOA_CODEGEN_LIB_ERRORLIMIT_H
+#ifndef AOA_FORMATS_PLAN_LIB_ERRORLIMIT_H
+#define AOA_FORMATS_PLAN_LIB_ERRORLIMIT_H
 
 #include "aoa/ir/Diagnostics.h"
 
@@ -34,4 +34,4 @@ private:
 
 } // namespace aoa
 
-#endif // AOA_CODEGEN_LIB_ERRORLIMIT_H
+#endif // AOA_FORMATS_PLAN_LIB_ERRORLIMIT_H

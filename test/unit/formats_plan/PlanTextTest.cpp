@@ -5,10 +5,10 @@
 // at the line and column it is about.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/codegen/PlanReader.h"
-#include "aoa/codegen/PlanSummary.h"
-#include "aoa/codegen/PlanVerifier.h"
-#include "aoa/codegen/PlanWriter.h"
+#include "aoa/formats/plan/PlanReader.h"
+#include "aoa/formats/plan/PlanSummary.h"
+#include "aoa/formats/plan/PlanVerifier.h"
+#include "aoa/formats/plan/PlanWriter.h"
 
 #include "CapturedDiagnostics.h"
 #include "SamplePlanText.h"

@@ -16,8 +16,8 @@
 // tensor that fails is cut into the missing boxes that the message shows.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_CODEGEN_LIB_PLANCOVERAGE_H
-#define AOA_CODEGEN_LIB_PLANCOVERAGE_H
+#ifndef AOA_FORMATS_PLAN_LIB_PLANCOVERAGE_H
+#define AOA_FORMATS_PLAN_LIB_PLANCOVERAGE_H
 
 #include "PlanSite.h"
 
@@ -48,4 +48,4 @@ void checkPlanCoverage(const plan::Plan &plan,
 
 } // namespace aoa
 
-#endif // AOA_CODEGEN_LIB_PLANCOVERAGE_H
+#endif // AOA_FORMATS_PLAN_LIB_PLANCOVERAGE_H
