@@ -6,7 +6,7 @@
 
 #include "aoa/formats/DirectoryScan.h"
 #include "aoa/formats/metadata/MetadataLoader.h"
-#include "aoa/runtime/CheckpointReader.h"
+#include "aoa/checkpoint/CheckpointReader.h"
 
 #include <algorithm>
 
@@ -57,7 +57,7 @@ openCheckpointDirectory(const std::string &directory, SourceManager &sources,
     result.tensorBytes += uint64_t(shard.storedElementCount()) *
                           dtypeSize(metadata->tensor(shard.tensorId()).dtype());
   if (options.checkFiles) {
-    runtime::CheckpointReader reader(directory, metadata->clone());
+    checkpoint::CheckpointReader reader(directory, metadata->clone());
     std::vector<Error> problems = reader.validate(1);
     if (!problems.empty())
       return problems.front();

@@ -2,7 +2,7 @@
 #include "aoa/runtime/AtomicFile.h"
 
 #include "FileSystemSupport.h"
-#include "Messages.h"
+#include "aoa/runtime/Messages.h"
 #include "aoa/runtime/FaultInjection.h"
 #include "aoa/runtime/FileDescriptor.h"
 

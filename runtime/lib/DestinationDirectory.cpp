@@ -2,7 +2,7 @@
 #include "DestinationDirectory.h"
 
 #include "FileSystemSupport.h"
-#include "Messages.h"
+#include "aoa/runtime/Messages.h"
 
 #include <algorithm>
 #include <cerrno>

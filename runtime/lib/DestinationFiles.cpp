@@ -4,7 +4,7 @@
 #include "DestinationDirectory.h"
 #include "DestinationFileState.h"
 #include "FileSystemSupport.h"
-#include "Messages.h"
+#include "aoa/runtime/Messages.h"
 #include "aoa/formats/metadata/MetadataWriter.h"
 #include "aoa/ir/HuggingFaceIndex.h"
 #include "aoa/runtime/AtomicFile.h"

@@ -13,7 +13,7 @@
 #include "DestinationDirectory.h"
 #include "DestinationFileState.h"
 #include "FileSystemSupport.h"
-#include "Messages.h"
+#include "aoa/runtime/Messages.h"
 #include "aoa/ir/HuggingFaceIndex.h"
 #include "aoa/runtime/RunJournal.h"
 #include "aoa/runtime/SafetensorsReader.h"

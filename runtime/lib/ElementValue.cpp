@@ -4,7 +4,7 @@
 #include "aoa/runtime/Float8Conversion.h"
 #include "aoa/runtime/FloatConversion.h"
 
-#include "Messages.h"
+#include "aoa/runtime/Messages.h"
 
 #include <charconv>
 #include <cmath>

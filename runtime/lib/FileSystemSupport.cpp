@@ -1,7 +1,7 @@
 //===- FileSystemSupport.cpp ----------------------------------------------===//
 #include "FileSystemSupport.h"
 
-#include "Messages.h"
+#include "aoa/runtime/Messages.h"
 
 #include <cerrno>
 #include <chrono>

@@ -1,5 +1,5 @@
 //===- Messages.cpp -------------------------------------------------------===//
-#include "Messages.h"
+#include "aoa/runtime/Messages.h"
 
 namespace aoa::runtime {
 

@@ -1,7 +1,7 @@
 //===- RegionCopyGeometry.cpp ---------------------------------------------===//
 #include "RegionCopyGeometry.h"
 
-#include "Messages.h"
+#include "aoa/runtime/Messages.h"
 #include "aoa/runtime/Cast.h"
 
 #include <functional>

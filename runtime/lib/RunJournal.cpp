@@ -1,7 +1,7 @@
 //===- RunJournal.cpp -----------------------------------------------------===//
 #include "aoa/runtime/RunJournal.h"
 
-#include "Messages.h"
+#include "aoa/runtime/Messages.h"
 #include "aoa/runtime/ContentHash.h"
 #include "aoa/runtime/FaultInjection.h"
 

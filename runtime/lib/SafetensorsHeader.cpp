@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/runtime/SafetensorsHeader.h"
 
-#include "Messages.h"
+#include "aoa/runtime/Messages.h"
 #include "aoa/ir/Json.h"
 
 #include <simdjson.h>

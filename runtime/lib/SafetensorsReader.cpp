@@ -3,7 +3,7 @@
 
 #include "aoa/runtime/ContentHash.h"
 
-#include "Messages.h"
+#include "aoa/runtime/Messages.h"
 
 #include <cerrno>
 #include <cstring>

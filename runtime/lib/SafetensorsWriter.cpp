@@ -5,7 +5,7 @@
 #include "aoa/runtime/AtomicFile.h"
 #include "aoa/runtime/FaultInjection.h"
 
-#include "Messages.h"
+#include "aoa/runtime/Messages.h"
 
 #include <simdjson.h>
 

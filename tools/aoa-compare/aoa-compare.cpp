@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/formats/CheckpointDirectory.h"
-#include "aoa/runtime/CheckpointComparison.h"
-#include "aoa/runtime/CheckpointReader.h"
+#include "aoa/checkpoint/CheckpointComparison.h"
+#include "aoa/checkpoint/CheckpointReader.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
   aoa::TextDiagnosticPrinter printer(std::cerr, sources, color);
   diags.setHandler(printer.handler());
 
-  std::vector<aoa::runtime::CheckpointReader> readers;
+  std::vector<aoa::checkpoint::CheckpointReader> readers;
   readers.reserve(2);
   for (const std::string &directory :
        {firstDirectory.getValue(), secondDirectory.getValue()}) {
@@ -124,16 +124,16 @@ int main(int argc, char **argv) {
       return kFailed;
   }
 
-  aoa::runtime::ComparisonOptions options;
+  aoa::checkpoint::ComparisonOptions options;
   options.absoluteTolerance = tolerance;
   options.verifyHashes = verifyHashes;
   options.checkReplicas = !skipReplicas;
-  aoa::runtime::Expected<aoa::runtime::CheckpointComparison> comparison =
-      aoa::runtime::compareCheckpoints(readers[0], readers[1], options);
+  aoa::runtime::Expected<aoa::checkpoint::CheckpointComparison> comparison =
+      aoa::checkpoint::compareCheckpoints(readers[0], readers[1], options);
   if (!comparison)
     return fail(comparison.error());
-  aoa::runtime::ComparisonPrintOptions print;
+  aoa::checkpoint::ComparisonPrintOptions print;
   print.maxKeysReported = maxKeysReported;
-  aoa::runtime::printCheckpointComparison(*comparison, std::cout, print);
+  aoa::checkpoint::printCheckpointComparison(*comparison, std::cout, print);
   return comparison->identical() ? kIdentical : kDifferent;
 }

@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/formats/CheckpointDirectory.h"
 #include "aoa/formats/metadata/MetadataLoader.h"
-#include "aoa/runtime/CheckpointReader.h"
-#include "aoa/runtime/ShardedCheckpointWriter.h"
-#include "aoa/runtime/TensorSupplier.h"
+#include "aoa/checkpoint/CheckpointReader.h"
+#include "aoa/checkpoint/ShardedCheckpointWriter.h"
+#include "aoa/checkpoint/TensorSupplier.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -104,16 +104,16 @@ int main(int argc, char **argv) {
   if (!layout)
     return 1;
 
-  std::optional<aoa::runtime::CheckpointReader> source;
-  std::unique_ptr<aoa::runtime::TensorSupplier> supplier;
+  std::optional<aoa::checkpoint::CheckpointReader> source;
+  std::unique_ptr<aoa::checkpoint::TensorSupplier> supplier;
   namespace fs = std::filesystem;
   std::error_code ignored;
   if (!fillSpec.empty()) {
-    aoa::runtime::Expected<aoa::runtime::SyntheticFill> fill =
-        aoa::runtime::parseSyntheticFill(fillSpec);
+    aoa::runtime::Expected<aoa::checkpoint::SyntheticFill> fill =
+        aoa::checkpoint::parseSyntheticFill(fillSpec);
     if (!fill)
       return fail(fill.error());
-    supplier = aoa::runtime::makeSyntheticSupplier(*fill);
+    supplier = aoa::checkpoint::makeSyntheticSupplier(*fill);
   } else if (fs::is_directory(fromPath.getValue())) {
     if (fs::equivalent(fromPath.getValue(), outputDirectory.getValue(),
                        ignored))
@@ -139,19 +139,19 @@ int main(int argc, char **argv) {
       (void)fail(problems[i]);
     if (!problems.empty())
       return fail(problems.back());
-    supplier = aoa::runtime::makeCheckpointSupplier(*source);
+    supplier = aoa::checkpoint::makeCheckpointSupplier(*source);
   } else {
-    aoa::runtime::Expected<std::unique_ptr<aoa::runtime::TensorSupplier>> file =
-        aoa::runtime::openSafetensorsSupplier(fromPath);
+    aoa::runtime::Expected<std::unique_ptr<aoa::checkpoint::TensorSupplier>> file =
+        aoa::checkpoint::openSafetensorsSupplier(fromPath);
     if (!file)
       return fail(file.error());
     supplier = std::move(*file);
   }
 
-  aoa::runtime::ShardedCheckpointWriterOptions options;
+  aoa::checkpoint::ShardedCheckpointWriterOptions options;
   options.overwrite = overwrite;
-  aoa::runtime::Expected<aoa::runtime::WrittenCheckpoint> written =
-      aoa::runtime::writeShardedCheckpoint(*layout, *supplier, outputDirectory,
+  aoa::runtime::Expected<aoa::checkpoint::WrittenCheckpoint> written =
+      aoa::checkpoint::writeShardedCheckpoint(*layout, *supplier, outputDirectory,
                                            options);
   if (!written)
     return fail(written.error());

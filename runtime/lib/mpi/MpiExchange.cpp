@@ -1,7 +1,7 @@
 //===- MpiExchange.cpp ----------------------------------------------------===//
 #include "MpiExchange.h"
 
-#include "../Messages.h"
+#include "aoa/runtime/Messages.h"
 #include "MpiHandles.h"
 #include "aoa/runtime/FaultInjection.h"
 

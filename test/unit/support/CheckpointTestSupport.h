@@ -9,10 +9,10 @@
 #define AOA_TEST_UNIT_CHECKPOINTTESTSUPPORT_H
 
 #include "aoa/ir/ShardMetadata.h"
-#include "aoa/runtime/CheckpointReader.h"
+#include "aoa/checkpoint/CheckpointReader.h"
 #include "aoa/runtime/SafetensorsReader.h"
-#include "aoa/runtime/ShardedCheckpointWriter.h"
-#include "aoa/runtime/SyntheticFill.h"
+#include "aoa/checkpoint/ShardedCheckpointWriter.h"
+#include "aoa/checkpoint/SyntheticFill.h"
 
 #include "ScratchDirectory.h"
 
@@ -52,25 +52,25 @@ private:
   std::string key_;
 };
 
-inline const runtime::SyntheticFill kRandomFill{
-    runtime::SyntheticFill::Kind::Random, 42};
+inline const checkpoint::SyntheticFill kRandomFill{
+    checkpoint::SyntheticFill::Kind::Random, 42};
 
 /// Writes `layout` into `directory` from the synthetic fill; the test fails
 /// when that does not work.
-inline runtime::WrittenCheckpoint
+inline checkpoint::WrittenCheckpoint
 writeSynthetic(const ShardMetadata &layout, const std::string &directory,
-               runtime::SyntheticFill fill = kRandomFill) {
-  std::unique_ptr<runtime::TensorSupplier> supplier =
-      runtime::makeSyntheticSupplier(fill);
-  runtime::ShardedCheckpointWriterOptions options;
+               checkpoint::SyntheticFill fill = kRandomFill) {
+  std::unique_ptr<checkpoint::TensorSupplier> supplier =
+      checkpoint::makeSyntheticSupplier(fill);
+  checkpoint::ShardedCheckpointWriterOptions options;
   options.overwrite = true;
   // Small chunks, so that tests cover tensors written in several pieces.
   options.chunkBytes = 40;
-  runtime::Expected<runtime::WrittenCheckpoint> written =
-      runtime::writeShardedCheckpoint(layout, *supplier, directory, options);
+  runtime::Expected<checkpoint::WrittenCheckpoint> written =
+      checkpoint::writeShardedCheckpoint(layout, *supplier, directory, options);
   EXPECT_TRUE(written.ok()) << written.error().toString();
   if (!written.ok())
-    return runtime::WrittenCheckpoint{};
+    return checkpoint::WrittenCheckpoint{};
   return std::move(*written);
 }
 
@@ -125,12 +125,12 @@ inline ShardMetadata wholeLayout(const ShardMetadata &layout) {
 /// reader over it (its metadata records the hashes).
 struct SyntheticCheckpoint {
   explicit SyntheticCheckpoint(const ShardMetadata &layout,
-                               runtime::SyntheticFill fill = kRandomFill)
+                               checkpoint::SyntheticFill fill = kRandomFill)
       : reader(dir.path(), writeSynthetic(layout, dir.path(), fill).metadata) {}
   std::string file(const std::string &name) const { return dir.file(name); }
 
   ScratchDirectory dir;
-  runtime::CheckpointReader reader;
+  checkpoint::CheckpointReader reader;
 };
 
 /// Where byte `byte` of tensor `name`'s data is in the file at `path`.

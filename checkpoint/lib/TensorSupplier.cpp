@@ -1,16 +1,18 @@
 //===- TensorSupplier.cpp -------------------------------------------------===//
-#include "aoa/runtime/TensorSupplier.h"
+#include "aoa/checkpoint/TensorSupplier.h"
 
-#include "aoa/runtime/CheckpointReader.h"
+#include "aoa/checkpoint/CheckpointReader.h"
 #include "aoa/runtime/SafetensorsReader.h"
 #include "aoa/runtime/StoredRegion.h"
 
-#include "Messages.h"
+#include "aoa/runtime/Messages.h"
 
 #include <cerrno>
 #include <sys/stat.h>
 
-namespace aoa::runtime {
+namespace aoa::checkpoint {
+
+using namespace runtime;
 
 namespace {
 
@@ -162,4 +164,4 @@ std::unique_ptr<TensorSupplier> makeSyntheticSupplier(SyntheticFill fill) {
   return std::make_unique<SyntheticSupplier>(fill);
 }
 
-} // namespace aoa::runtime
+} // namespace aoa::checkpoint

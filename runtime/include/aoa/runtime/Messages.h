@@ -1,12 +1,12 @@
 //===- Messages.h - Wording shared by runtime errors ------------*- C++ -*-===//
 //
-// Private to the runtime library: storage errors are phrased alike ("FILE:
-// tensor 'NAME': what is wrong"), and shapes and ranges are written alike in
-// every error.
+// Storage errors of the runtime and of the checkpoint tools are phrased
+// alike ("FILE: tensor 'NAME': what is wrong"), and shapes and ranges are
+// written alike in every error.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_RUNTIME_LIB_MESSAGES_H
-#define AOA_RUNTIME_LIB_MESSAGES_H
+#ifndef AOA_RUNTIME_MESSAGES_H
+#define AOA_RUNTIME_MESSAGES_H
 
 #include <cstdint>
 #include <string>
@@ -47,4 +47,4 @@ std::string formatByteRange(uint64_t begin, uint64_t end);
 
 } // namespace aoa::runtime
 
-#endif // AOA_RUNTIME_LIB_MESSAGES_H
+#endif // AOA_RUNTIME_MESSAGES_H

@@ -22,8 +22,8 @@
 //    i mod 2 for bool, and i's low bytes for the opaque dtypes.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_RUNTIME_SYNTHETICFILL_H
-#define AOA_RUNTIME_SYNTHETICFILL_H
+#ifndef AOA_CHECKPOINT_SYNTHETICFILL_H
+#define AOA_CHECKPOINT_SYNTHETICFILL_H
 
 #include "aoa/ir/Box.h"
 #include "aoa/ir/DType.h"
@@ -36,7 +36,11 @@
 #include <string>
 #include <string_view>
 
-namespace aoa::runtime {
+namespace aoa::checkpoint {
+
+using runtime::Error;
+using runtime::Expected;
+using runtime::Status;
 
 struct SyntheticFill {
   enum class Kind { Random, Iota };
@@ -57,6 +61,6 @@ Status fillSynthetic(const SyntheticFill &fill, std::string_view key,
                      DType dtype, llvm::ArrayRef<int64_t> globalShape,
                      const Box &region, void *buffer, size_t bufferSize);
 
-} // namespace aoa::runtime
+} // namespace aoa::checkpoint
 
-#endif // AOA_RUNTIME_SYNTHETICFILL_H
+#endif // AOA_CHECKPOINT_SYNTHETICFILL_H

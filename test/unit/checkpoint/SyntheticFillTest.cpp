@@ -1,5 +1,5 @@
 //===- SyntheticFillTest.cpp - Deterministic tensor contents --------------===//
-#include "aoa/runtime/SyntheticFill.h"
+#include "aoa/checkpoint/SyntheticFill.h"
 
 #include "aoa/runtime/ElementValue.h"
 
@@ -13,6 +13,7 @@
 #include <set>
 
 using namespace aoa;
+using namespace aoa::checkpoint;
 using namespace aoa::runtime;
 
 namespace {

@@ -5,7 +5,7 @@
 // region computed directly.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/runtime/CheckpointReader.h"
+#include "aoa/checkpoint/CheckpointReader.h"
 
 #include "aoa/runtime/ContentHash.h"
 
@@ -17,6 +17,7 @@
 #include <random>
 
 using namespace aoa;
+using namespace aoa::checkpoint;
 using namespace aoa::runtime;
 using aoa::test::LayoutBuilder;
 using aoa::test::ScratchDirectory;

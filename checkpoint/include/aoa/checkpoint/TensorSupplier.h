@@ -9,19 +9,23 @@
 //  - a synthetic fill (SyntheticFill.h).
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_RUNTIME_TENSORSUPPLIER_H
-#define AOA_RUNTIME_TENSORSUPPLIER_H
+#ifndef AOA_CHECKPOINT_TENSORSUPPLIER_H
+#define AOA_CHECKPOINT_TENSORSUPPLIER_H
 
 #include "aoa/ir/Box.h"
 #include "aoa/ir/ShardMetadata.h"
 #include "aoa/runtime/Error.h"
-#include "aoa/runtime/SyntheticFill.h"
+#include "aoa/checkpoint/SyntheticFill.h"
 
 #include <cstddef>
 #include <memory>
 #include <string>
 
-namespace aoa::runtime {
+namespace aoa::checkpoint {
+
+using runtime::Error;
+using runtime::Expected;
+using runtime::Status;
 
 class CheckpointReader;
 
@@ -54,6 +58,6 @@ openSafetensorsSupplier(const std::string &path);
 /// Supplies every key of any dtype and shape from `fill`.
 std::unique_ptr<TensorSupplier> makeSyntheticSupplier(SyntheticFill fill);
 
-} // namespace aoa::runtime
+} // namespace aoa::checkpoint
 
-#endif // AOA_RUNTIME_TENSORSUPPLIER_H
+#endif // AOA_CHECKPOINT_TENSORSUPPLIER_H

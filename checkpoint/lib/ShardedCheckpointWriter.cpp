@@ -1,5 +1,5 @@
 //===- ShardedCheckpointWriter.cpp ----------------------------------------===//
-#include "aoa/runtime/ShardedCheckpointWriter.h"
+#include "aoa/checkpoint/ShardedCheckpointWriter.h"
 
 #include "aoa/formats/metadata/MetadataWriter.h"
 #include "aoa/ir/RowMajorChunks.h"
@@ -7,8 +7,8 @@
 #include "aoa/runtime/ContentHash.h"
 #include "aoa/runtime/SafetensorsWriter.h"
 
-#include "Messages.h"
-#include "ShardGeometry.h"
+#include "aoa/runtime/Messages.h"
+#include "aoa/ir/ShardGeometry.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -17,7 +17,9 @@
 #include <sstream>
 #include <system_error>
 
-namespace aoa::runtime {
+namespace aoa::checkpoint {
+
+using namespace runtime;
 
 namespace {
 
@@ -282,4 +284,4 @@ writeShardedCheckpoint(const ShardMetadata &layout,
   return WrittenCheckpoint{std::move(written), fileCount, files.dataBytes()};
 }
 
-} // namespace aoa::runtime
+} // namespace aoa::checkpoint

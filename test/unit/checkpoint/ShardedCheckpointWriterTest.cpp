@@ -6,11 +6,11 @@
 // are read with the plain safetensors reader, not the checkpoint reader.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/runtime/ShardedCheckpointWriter.h"
+#include "aoa/checkpoint/ShardedCheckpointWriter.h"
 
 #include "aoa/formats/metadata/MetadataLoader.h"
 #include "aoa/formats/metadata/MetadataWriter.h"
-#include "aoa/runtime/CheckpointReader.h"
+#include "aoa/checkpoint/CheckpointReader.h"
 #include "aoa/runtime/ContentHash.h"
 #include "aoa/runtime/SafetensorsWriter.h"
 
@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 using namespace aoa;
+using namespace aoa::checkpoint;
 using namespace aoa::runtime;
 using aoa::test::LayoutBuilder;
 using aoa::test::ScratchDirectory;

@@ -1,7 +1,7 @@
 //===- CheckpointComparisonTest.cpp - Two checkpoints, key by key ---------===//
-#include "aoa/runtime/CheckpointComparison.h"
+#include "aoa/checkpoint/CheckpointComparison.h"
 
-#include "aoa/runtime/CheckpointReader.h"
+#include "aoa/checkpoint/CheckpointReader.h"
 #include "aoa/runtime/ElementValue.h"
 #include "aoa/runtime/SafetensorsWriter.h"
 
@@ -15,6 +15,7 @@
 #include <sstream>
 
 using namespace aoa;
+using namespace aoa::checkpoint;
 using namespace aoa::runtime;
 using aoa::test::LayoutBuilder;
 using aoa::test::ScratchDirectory;

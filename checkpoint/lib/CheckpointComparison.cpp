@@ -1,13 +1,13 @@
 //===- CheckpointComparison.cpp -------------------------------------------===//
-#include "aoa/runtime/CheckpointComparison.h"
+#include "aoa/checkpoint/CheckpointComparison.h"
 
 #include "aoa/ir/ContentHashText.h"
 #include "aoa/ir/RowMajorChunks.h"
-#include "aoa/runtime/CheckpointReader.h"
+#include "aoa/checkpoint/CheckpointReader.h"
 #include "aoa/runtime/ElementValue.h"
 #include "aoa/runtime/RegionCopy.h"
 
-#include "Messages.h"
+#include "aoa/runtime/Messages.h"
 
 #include <algorithm>
 #include <charconv>
@@ -15,7 +15,9 @@
 #include <cstring>
 #include <ostream>
 
-namespace aoa::runtime {
+namespace aoa::checkpoint {
+
+using namespace runtime;
 
 namespace {
 
@@ -344,4 +346,4 @@ void printCheckpointComparison(const CheckpointComparison &comparison,
   os << "; " << comparison.elementsCompared << " elements compared\n";
 }
 
-} // namespace aoa::runtime
+} // namespace aoa::checkpoint

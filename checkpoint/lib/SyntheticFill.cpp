@@ -1,18 +1,20 @@
 //===- SyntheticFill.cpp --------------------------------------------------===//
-#include "aoa/runtime/SyntheticFill.h"
+#include "aoa/checkpoint/SyntheticFill.h"
 
 #include "aoa/runtime/ContentHash.h"
 #include "aoa/runtime/Float8Conversion.h"
 #include "aoa/runtime/FloatConversion.h"
 #include "aoa/runtime/StoredRegion.h"
 
-#include "Messages.h"
+#include "aoa/runtime/Messages.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstring>
 
-namespace aoa::runtime {
+namespace aoa::checkpoint {
+
+using namespace runtime;
 
 namespace {
 
@@ -181,4 +183,4 @@ Status fillSynthetic(const SyntheticFill &fill, std::string_view key,
       });
 }
 
-} // namespace aoa::runtime
+} // namespace aoa::checkpoint

@@ -20,18 +20,22 @@
 // near `chunkBytes` however large the tensors are.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_RUNTIME_SHARDEDCHECKPOINTWRITER_H
-#define AOA_RUNTIME_SHARDEDCHECKPOINTWRITER_H
+#ifndef AOA_CHECKPOINT_SHARDEDCHECKPOINTWRITER_H
+#define AOA_CHECKPOINT_SHARDEDCHECKPOINTWRITER_H
 
 #include "aoa/ir/ShardMetadata.h"
 #include "aoa/runtime/Error.h"
-#include "aoa/runtime/TensorSupplier.h"
+#include "aoa/checkpoint/TensorSupplier.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-namespace aoa::runtime {
+namespace aoa::checkpoint {
+
+using runtime::Error;
+using runtime::Expected;
+using runtime::Status;
 
 struct ShardedCheckpointWriterOptions {
   /// Replace files and a metadata.json that already exist in the directory;
@@ -58,6 +62,6 @@ writeShardedCheckpoint(const ShardMetadata &layout,
                        const std::string &directory,
                        const ShardedCheckpointWriterOptions &options = {});
 
-} // namespace aoa::runtime
+} // namespace aoa::checkpoint
 
-#endif // AOA_RUNTIME_SHARDEDCHECKPOINTWRITER_H
+#endif // AOA_CHECKPOINT_SHARDEDCHECKPOINTWRITER_H

@@ -20,8 +20,8 @@
 // an error, not a difference.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_RUNTIME_CHECKPOINTCOMPARISON_H
-#define AOA_RUNTIME_CHECKPOINTCOMPARISON_H
+#ifndef AOA_CHECKPOINT_CHECKPOINTCOMPARISON_H
+#define AOA_CHECKPOINT_CHECKPOINTCOMPARISON_H
 
 #include "aoa/ir/DType.h"
 #include "aoa/ir/ShardMetadata.h"
@@ -34,7 +34,11 @@
 #include <string>
 #include <vector>
 
-namespace aoa::runtime {
+namespace aoa::checkpoint {
+
+using runtime::Error;
+using runtime::Expected;
+using runtime::Status;
 
 class CheckpointReader;
 
@@ -144,6 +148,6 @@ void printCheckpointComparison(const CheckpointComparison &comparison,
                                std::ostream &os,
                                const ComparisonPrintOptions &options = {});
 
-} // namespace aoa::runtime
+} // namespace aoa::checkpoint
 
-#endif // AOA_RUNTIME_CHECKPOINTCOMPARISON_H
+#endif // AOA_CHECKPOINT_CHECKPOINTCOMPARISON_H

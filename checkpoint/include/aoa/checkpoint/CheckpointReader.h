@@ -17,8 +17,8 @@
 // The reader may be used from several threads at once.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_RUNTIME_CHECKPOINTREADER_H
-#define AOA_RUNTIME_CHECKPOINTREADER_H
+#ifndef AOA_CHECKPOINT_CHECKPOINTREADER_H
+#define AOA_CHECKPOINT_CHECKPOINTREADER_H
 
 #include "aoa/ir/Box.h"
 #include "aoa/ir/ShardMetadata.h"
@@ -33,8 +33,15 @@
 #include <vector>
 
 namespace aoa::runtime {
-
 class SafetensorsReader;
+} // namespace aoa::runtime
+
+namespace aoa::checkpoint {
+
+using runtime::Error;
+using runtime::Expected;
+using runtime::SafetensorsReader;
+using runtime::Status;
 
 struct CheckpointReaderOptions {
   /// Files kept open at once (at least 1).
@@ -121,6 +128,6 @@ private:
   std::unique_ptr<FileCache> files_;
 };
 
-} // namespace aoa::runtime
+} // namespace aoa::checkpoint
 
-#endif // AOA_RUNTIME_CHECKPOINTREADER_H
+#endif // AOA_CHECKPOINT_CHECKPOINTREADER_H

@@ -8,7 +8,7 @@
 // are handed to the caller. Whatever is left at the end is stored nowhere.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/runtime/CheckpointReader.h"
+#include "aoa/checkpoint/CheckpointReader.h"
 
 #include "aoa/ir/ContentHashText.h"
 #include "aoa/runtime/ContentHash.h"
@@ -16,8 +16,8 @@
 #include "aoa/runtime/SafetensorsReader.h"
 #include "aoa/runtime/StoredRegion.h"
 
-#include "Messages.h"
-#include "ShardGeometry.h"
+#include "aoa/runtime/Messages.h"
+#include "aoa/ir/ShardGeometry.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -25,7 +25,9 @@
 #include <sys/stat.h>
 #include <unordered_map>
 
-namespace aoa::runtime {
+namespace aoa::checkpoint {
+
+using namespace runtime;
 
 namespace {
 
@@ -392,4 +394,4 @@ Status CheckpointReader::verifyContentHash(ShardId id) const {
   return Status();
 }
 
-} // namespace aoa::runtime
+} // namespace aoa::checkpoint

@@ -1,12 +1,12 @@
 //===- ShardGeometry.h - What a shard stores, as boxes ----------*- C++ -*-===//
 //
-// Private to the runtime library. A shard stores a box of its key, or a flat
-// range of that box (docs/shard-metadata.md); readers and writers of checkpoints
-// walk the stored elements as boxes in storage order.
+// A shard stores a box of its key, or a flat range of that box
+// (docs/shard-metadata.md); readers and writers of checkpoints walk the
+// stored elements as boxes in storage order.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AOA_RUNTIME_LIB_SHARDGEOMETRY_H
-#define AOA_RUNTIME_LIB_SHARDGEOMETRY_H
+#ifndef AOA_IR_SHARDGEOMETRY_H
+#define AOA_IR_SHARDGEOMETRY_H
 
 #include "aoa/ir/Box.h"
 #include "aoa/ir/FlatRange.h"
@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace aoa::runtime {
+namespace aoa {
 
 /// The elements `shard` stores, as boxes in the key's coordinates, in
 /// storage order (each box's own row-major order continues where the
@@ -38,6 +38,6 @@ inline std::vector<int64_t> storedShape(ShardRef shard) {
   return shard.localShape().vec();
 }
 
-} // namespace aoa::runtime
+} // namespace aoa
 
-#endif // AOA_RUNTIME_LIB_SHARDGEOMETRY_H
+#endif // AOA_IR_SHARDGEOMETRY_H
