@@ -26,9 +26,9 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/ir/Box.h"
 #include "aoa/ir/Permutation.h"
-#include "aoa/runtime/Device.h"
-#include "aoa/runtime/StridedCopy.h"
-#include "aoa/runtime/TensorView.h"
+#include "aoa/runtime/exec/Device.h"
+#include "aoa/runtime/transforms/StridedCopy.h"
+#include "aoa/runtime/transforms/TensorView.h"
 
 #include "llvm/Support/CommandLine.h"
 

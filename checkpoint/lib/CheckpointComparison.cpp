@@ -4,10 +4,10 @@
 #include "aoa/ir/ContentHashText.h"
 #include "aoa/ir/RowMajorChunks.h"
 #include "aoa/checkpoint/CheckpointReader.h"
-#include "aoa/runtime/ElementValue.h"
-#include "aoa/runtime/RegionCopy.h"
+#include "aoa/runtime/transforms/ElementValue.h"
+#include "aoa/runtime/transforms/RegionCopy.h"
 
-#include "aoa/runtime/Messages.h"
+#include "aoa/runtime/support/Messages.h"
 
 #include <algorithm>
 #include <charconv>

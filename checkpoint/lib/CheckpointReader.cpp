@@ -11,12 +11,12 @@
 #include "aoa/checkpoint/CheckpointReader.h"
 
 #include "aoa/ir/ContentHashText.h"
-#include "aoa/runtime/ContentHash.h"
-#include "aoa/runtime/RegionCopy.h"
-#include "aoa/runtime/SafetensorsReader.h"
-#include "aoa/runtime/StoredRegion.h"
+#include "aoa/runtime/support/ContentHash.h"
+#include "aoa/runtime/transforms/RegionCopy.h"
+#include "aoa/runtime/storage/SafetensorsReader.h"
+#include "aoa/runtime/storage/StoredRegion.h"
 
-#include "aoa/runtime/Messages.h"
+#include "aoa/runtime/support/Messages.h"
 #include "aoa/ir/ShardGeometry.h"
 
 #include <algorithm>

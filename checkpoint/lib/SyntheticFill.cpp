@@ -1,12 +1,12 @@
 //===- SyntheticFill.cpp --------------------------------------------------===//
 #include "aoa/checkpoint/SyntheticFill.h"
 
-#include "aoa/runtime/ContentHash.h"
-#include "aoa/runtime/Float8Conversion.h"
-#include "aoa/runtime/FloatConversion.h"
-#include "aoa/runtime/StoredRegion.h"
+#include "aoa/runtime/support/ContentHash.h"
+#include "aoa/runtime/transforms/Float8Conversion.h"
+#include "aoa/runtime/transforms/FloatConversion.h"
+#include "aoa/runtime/storage/StoredRegion.h"
 
-#include "aoa/runtime/Messages.h"
+#include "aoa/runtime/support/Messages.h"
 
 #include <charconv>
 #include <cmath>

@@ -2,10 +2,10 @@
 #include "aoa/checkpoint/TensorSupplier.h"
 
 #include "aoa/checkpoint/CheckpointReader.h"
-#include "aoa/runtime/SafetensorsReader.h"
-#include "aoa/runtime/StoredRegion.h"
+#include "aoa/runtime/storage/SafetensorsReader.h"
+#include "aoa/runtime/storage/StoredRegion.h"
 
-#include "aoa/runtime/Messages.h"
+#include "aoa/runtime/support/Messages.h"
 
 #include <cerrno>
 #include <sys/stat.h>

@@ -2,8 +2,8 @@
 #include "aoa/driver/ConvertDriver.h"
 
 #include "aoa/driver/CompileDriver.h"
-#include "aoa/runtime/AtomicFile.h"
-#include "aoa/runtime/Error.h"
+#include "aoa/runtime/storage/AtomicFile.h"
+#include "aoa/runtime/support/Error.h"
 
 #include <filesystem>
 #include <ostream>

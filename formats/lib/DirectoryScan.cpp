@@ -15,8 +15,8 @@
 #include "Text.h"
 
 #include "aoa/formats/SafetensorsIndex.h"
-#include "aoa/runtime/SafetensorsReader.h"
-#include "aoa/runtime/ThreadPool.h"
+#include "aoa/runtime/storage/SafetensorsReader.h"
+#include "aoa/runtime/support/ThreadPool.h"
 
 #include "llvm/ADT/ArrayRef.h"
 

@@ -1,7 +1,7 @@
 //===- PaddedIndexText.cpp - An index's text, mapped or read --------------===//
 #include "PaddedIndexText.h"
 
-#include "aoa/runtime/FileDescriptor.h"
+#include "aoa/runtime/support/FileDescriptor.h"
 
 #include <cerrno>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 //===- SourceFacts.cpp ----------------------------------------------------===//
 #include "aoa/formats/SourceFacts.h"
 
-#include "aoa/runtime/SafetensorsReader.h"
+#include "aoa/runtime/storage/SafetensorsReader.h"
 
 #include <optional>
 #include <vector>

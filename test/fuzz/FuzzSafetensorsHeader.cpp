@@ -6,7 +6,7 @@
 // is parsed and validated against the data section's size.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/runtime/SafetensorsHeader.h"
+#include "aoa/runtime/storage/SafetensorsHeader.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -7,7 +7,7 @@
 #include "aoa/formats/ShardSize.h"
 #include "aoa/ir/ByteSize.h"
 
-#include "aoa/runtime/ThreadPool.h"
+#include "aoa/runtime/support/ThreadPool.h"
 
 #include "llvm/Support/CommandLine.h"
 

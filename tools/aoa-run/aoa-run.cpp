@@ -6,7 +6,7 @@
 #include "aoa/driver/RunDriver.h"
 #include "aoa/ir/ByteSize.h"
 
-#include "aoa/runtime/ThreadPool.h"
+#include "aoa/runtime/support/ThreadPool.h"
 
 #include "llvm/Support/CommandLine.h"
 

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/checkpoint/CheckpointReader.h"
 
-#include "aoa/runtime/ContentHash.h"
+#include "aoa/runtime/support/ContentHash.h"
 
 #include "CheckpointTestSupport.h"
 #include "ScratchDirectory.h"

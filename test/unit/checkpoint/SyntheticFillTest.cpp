@@ -1,7 +1,7 @@
 //===- SyntheticFillTest.cpp - Deterministic tensor contents --------------===//
 #include "aoa/checkpoint/SyntheticFill.h"
 
-#include "aoa/runtime/ElementValue.h"
+#include "aoa/runtime/transforms/ElementValue.h"
 
 #include "BruteForce.h"
 

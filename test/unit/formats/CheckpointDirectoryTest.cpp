@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/formats/CheckpointDirectory.h"
-#include "aoa/runtime/AtomicFile.h"
+#include "aoa/runtime/storage/AtomicFile.h"
 #include "aoa/formats/DirectoryScan.h"
 
 #include "ScratchDirectory.h"

@@ -12,10 +12,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/ir/ShardMetadata.h"
-#include "aoa/runtime/Cast.h"
-#include "aoa/runtime/Device.h"
-#include "aoa/runtime/RegionCopy.h"
-#include "aoa/runtime/StridedCopy.h"
+#include "aoa/runtime/transforms/Cast.h"
+#include "aoa/runtime/exec/Device.h"
+#include "aoa/runtime/transforms/RegionCopy.h"
+#include "aoa/runtime/transforms/StridedCopy.h"
 
 #include "RandomGeometry.h"
 #include "SpecialValues.h"

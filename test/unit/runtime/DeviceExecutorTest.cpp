@@ -16,11 +16,11 @@
 #include "ScratchDirectory.h"
 
 #include "aoa/formats/plan/PlanReader.h"
-#include "aoa/runtime/ContentHash.h"
-#include "aoa/runtime/Device.h"
-#include "aoa/runtime/DeviceExecutor.h"
-#include "aoa/runtime/DeviceTransport.h"
-#include "aoa/runtime/RankRound.h"
+#include "aoa/runtime/support/ContentHash.h"
+#include "aoa/runtime/exec/Device.h"
+#include "aoa/runtime/exec/DeviceExecutor.h"
+#include "aoa/runtime/exec/DeviceTransport.h"
+#include "aoa/runtime/exec/RankRound.h"
 
 #include <gtest/gtest.h>
 

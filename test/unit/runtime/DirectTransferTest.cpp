@@ -13,11 +13,11 @@
 #include "ScratchDirectory.h"
 
 #include "aoa/formats/plan/PlanReader.h"
-#include "aoa/runtime/DirectTransfers.h"
-#include "aoa/runtime/LiveInstructions.h"
-#include "aoa/runtime/SafetensorsReader.h"
-#include "aoa/runtime/SafetensorsWriter.h"
-#include "aoa/runtime/StoredRegion.h"
+#include "aoa/runtime/exec/DirectTransfers.h"
+#include "aoa/runtime/exec/LiveInstructions.h"
+#include "aoa/runtime/storage/SafetensorsReader.h"
+#include "aoa/runtime/storage/SafetensorsWriter.h"
+#include "aoa/runtime/storage/StoredRegion.h"
 
 #include <gtest/gtest.h>
 

@@ -16,11 +16,11 @@
 
 #include "aoa/formats/plan/PlanReader.h"
 #include "aoa/formats/metadata/MetadataLoader.h"
-#include "aoa/runtime/ContentHash.h"
-#include "aoa/runtime/FloatConversion.h"
-#include "aoa/runtime/LocalExecutor.h"
-#include "aoa/runtime/SafetensorsReader.h"
-#include "aoa/runtime/SafetensorsWriter.h"
+#include "aoa/runtime/support/ContentHash.h"
+#include "aoa/runtime/transforms/FloatConversion.h"
+#include "aoa/runtime/exec/LocalExecutor.h"
+#include "aoa/runtime/storage/SafetensorsReader.h"
+#include "aoa/runtime/storage/SafetensorsWriter.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 // build without CUDA the tests skip.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/runtime/NcclJob.h"
+#include "aoa/runtime/exec/NcclJob.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

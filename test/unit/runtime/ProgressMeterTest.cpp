@@ -1,5 +1,5 @@
 //===- ProgressMeterTest.cpp - What aoa-run shows while it works ----------===//
-#include "aoa/runtime/ProgressMeter.h"
+#include "aoa/runtime/exec/ProgressMeter.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #include "SamplePlanText.h"
 
 #include "aoa/formats/plan/PlanReader.h"
-#include "aoa/runtime/RankRound.h"
+#include "aoa/runtime/exec/RankRound.h"
 
 #include <gtest/gtest.h>
 

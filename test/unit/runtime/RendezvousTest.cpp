@@ -1,5 +1,5 @@
 //===- RendezvousTest.cpp - Sharing NCCL ids through a directory ----------===//
-#include "aoa/runtime/Rendezvous.h"
+#include "aoa/runtime/exec/Rendezvous.h"
 
 #include "ScratchDirectory.h"
 

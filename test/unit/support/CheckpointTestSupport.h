@@ -10,7 +10,7 @@
 
 #include "aoa/ir/ShardMetadata.h"
 #include "aoa/checkpoint/CheckpointReader.h"
-#include "aoa/runtime/SafetensorsReader.h"
+#include "aoa/runtime/storage/SafetensorsReader.h"
 #include "aoa/checkpoint/ShardedCheckpointWriter.h"
 #include "aoa/checkpoint/SyntheticFill.h"
 

@@ -25,7 +25,7 @@
 
 #include "aoa/ir/DType.h"
 #include "aoa/ir/ShardMetadata.h"
-#include "aoa/runtime/Error.h"
+#include "aoa/runtime/support/Error.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -22,7 +22,7 @@
 
 #include "aoa/ir/Box.h"
 #include "aoa/ir/ShardMetadata.h"
-#include "aoa/runtime/Error.h"
+#include "aoa/runtime/support/Error.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 

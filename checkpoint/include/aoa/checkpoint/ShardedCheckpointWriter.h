@@ -24,7 +24,7 @@
 #define AOA_CHECKPOINT_SHARDEDCHECKPOINTWRITER_H
 
 #include "aoa/ir/ShardMetadata.h"
-#include "aoa/runtime/Error.h"
+#include "aoa/runtime/support/Error.h"
 #include "aoa/checkpoint/TensorSupplier.h"
 
 #include <cstddef>

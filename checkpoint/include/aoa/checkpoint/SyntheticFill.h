@@ -27,7 +27,7 @@
 
 #include "aoa/ir/Box.h"
 #include "aoa/ir/DType.h"
-#include "aoa/runtime/Error.h"
+#include "aoa/runtime/support/Error.h"
 
 #include "llvm/ADT/ArrayRef.h"
 

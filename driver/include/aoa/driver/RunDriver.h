@@ -15,7 +15,7 @@
 #ifndef AOA_DRIVER_RUNDRIVER_H
 #define AOA_DRIVER_RUNDRIVER_H
 
-#include "aoa/runtime/RunOptions.h"
+#include "aoa/runtime/exec/RunOptions.h"
 
 #include <iosfwd>
 #include <optional>

@@ -12,7 +12,7 @@
 #define AOA_DRIVER_SOURCELAYOUTCHECK_H
 
 #include "aoa/formats/plan/BinaryPlan.h"
-#include "aoa/runtime/Error.h"
+#include "aoa/runtime/support/Error.h"
 
 #include <string>
 

@@ -20,7 +20,7 @@
 
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/ShardMetadata.h"
-#include "aoa/runtime/Error.h"
+#include "aoa/runtime/support/Error.h"
 
 #include <cstdint>
 #include <string>

@@ -27,7 +27,7 @@
 #include "aoa/formats/ShardSize.h"
 #include "aoa/ir/DType.h"
 #include "aoa/ir/ShardMetadata.h"
-#include "aoa/runtime/Error.h"
+#include "aoa/runtime/support/Error.h"
 
 #include "llvm/ADT/ArrayRef.h"
 

@@ -25,7 +25,7 @@
 #define AOA_FORMATS_SAFETENSORSINDEX_H
 
 #include "aoa/ir/ShardMetadata.h"
-#include "aoa/runtime/Error.h"
+#include "aoa/runtime/support/Error.h"
 
 #include <cstdint>
 #include <optional>

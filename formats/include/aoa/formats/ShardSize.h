@@ -17,7 +17,7 @@
 #ifndef AOA_FORMATS_SHARDSIZE_H
 #define AOA_FORMATS_SHARDSIZE_H
 
-#include "aoa/runtime/Error.h"
+#include "aoa/runtime/support/Error.h"
 
 #include <cstdint>
 #include <string_view>

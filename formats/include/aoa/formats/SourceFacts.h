@@ -12,7 +12,7 @@
 #define AOA_FORMATS_SOURCEFACTS_H
 
 #include "aoa/ir/Plan.h"
-#include "aoa/runtime/Error.h"
+#include "aoa/runtime/support/Error.h"
 
 #include <string>
 

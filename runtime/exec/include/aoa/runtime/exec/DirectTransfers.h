@@ -1,0 +1,48 @@
+//===- DirectTransfers.h - Reads whose bytes reach a write unchanged -*- C++ -*-===//
+//
+// A layout-only conversion mostly moves byte ranges: a read fills a buffer,
+// the buffer travels to another rank or not, and one write stores it. When
+// both ends are single runs in their files, the bytes the write stores are
+// exactly the bytes of the read's run, so the local backend can copy them
+// file to file inside the kernel (copy_file_range) instead of through user
+// memory. This finds those pairs among a round's live instructions.
+//
+// A pair is a read on rank P whose buffer has exactly one live use, which is
+// either a write on P or a send, alone or with other buffers, whose matching
+// recv's corresponding buffer has exactly one live use, a write; no copy lies
+// in between. Both regions must be one run of bytes in their stored tensors
+// (flat ranges included), of the same dtype and byte count, with buffers of
+// that size; anything else is left to the ordinary path, which also reports
+// inconsistent plans.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_RUNTIME_EXEC_DIRECTTRANSFERS_H
+#define AOA_RUNTIME_EXEC_DIRECTTRANSFERS_H
+
+#include "aoa/ir/Plan.h"
+#include "aoa/runtime/exec/MessageMatching.h"
+#include "aoa/runtime/exec/RankRound.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace aoa::runtime {
+
+/// Instructions by their index in their rank's round.
+struct DirectTransfer {
+  uint32_t readRank = 0;
+  uint32_t read = 0;
+  uint32_t writeRank = 0;
+  uint32_t write = 0;
+};
+
+/// The direct transfers of one round. `ranks[p]` is rank p's RankRound of
+/// the round (its live instructions); `messages` is matchMessages' answer
+/// for the round (may be empty when the round has no messages).
+std::vector<DirectTransfer>
+findDirectTransfers(const plan::Plan &plan, const std::vector<RankRound> &ranks,
+                    const std::vector<std::vector<SendRef>> &messages);
+
+} // namespace aoa::runtime
+
+#endif // AOA_RUNTIME_EXEC_DIRECTTRANSFERS_H

@@ -1,0 +1,63 @@
+//===- RunOptions.h - What an execution of a plan is told and tells -*- C++ -*-===//
+//
+// Shared by every backend: local and mpi now, nccl later (docs/aoa-run.md).
+// A plan is the same for all of them; only the executor changes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_RUNTIME_EXEC_RUNOPTIONS_H
+#define AOA_RUNTIME_EXEC_RUNOPTIONS_H
+
+#include <cstdint>
+#include <string>
+
+namespace aoa::runtime {
+
+struct RunOptions {
+  std::string sourceDirectory;
+  std::string destinationDirectory;
+  /// Worker threads for reads, copies and writes; 0 = one per core (mpi:
+  /// per process, the host's cores divided among its processes).
+  unsigned threads = 0;
+  /// Re-read every written file from disk and check its hashes.
+  bool verify = false;
+  /// Replace existing destination files and metadata.json.
+  bool overwrite = false;
+  /// Ignore the journal of an interrupted run and start over.
+  bool restart = false;
+  /// Identifies the plan in the run journal (a hash of the plan's text).
+  uint64_t planFingerprint = 0;
+  /// The most buffer memory the run may hold at once (mpi: all processes
+  /// of a host together); 0 = 90% of the machine's physical memory.
+  uint64_t memoryLimit = 0;
+  /// For testing resumption: fail, as an interruption would, once this many
+  /// files have been finished by this run (0 = never); mpi: by each rank.
+  uint32_t stopAfterFiles = 0;
+  /// The local backend: a read whose bytes reach one write unchanged, both
+  /// single runs in their files, is copied file to file inside the kernel
+  /// (DirectTransfers.h) instead of through a buffer. Off only to compare
+  /// the two paths.
+  bool directCopy = true;
+};
+
+/// The buffer memory a run may hold: options.memoryLimit, or 90% of the
+/// machine's physical memory when that is 0.
+uint64_t memoryLimitOf(const RunOptions &options);
+
+struct RunReport {
+  uint32_t ranks = 0;
+  uint32_t roundsRun = 0;
+  uint64_t bytesRead = 0;
+  uint64_t bytesExchanged = 0; ///< between ranks (in memory for `local`)
+  uint64_t bytesWritten = 0;   ///< tensor data
+  /// Of bytesWritten, copied file to file (RunOptions::directCopy).
+  uint64_t bytesCopiedDirectly = 0;
+  uint64_t peakBufferBytes = 0;
+  uint32_t filesWritten = 0;
+  uint32_t filesResumed = 0; ///< finished by an earlier, interrupted run
+  bool verified = false;
+  double seconds = 0;
+};
+
+} // namespace aoa::runtime
+
+#endif // AOA_RUNTIME_EXEC_RUNOPTIONS_H

@@ -1,0 +1,121 @@
+//===- DirectTransfers.cpp ------------------------------------------------===//
+#include "aoa/runtime/exec/DirectTransfers.h"
+
+#include "aoa/runtime/storage/StoredRegion.h"
+
+#include <map>
+
+namespace aoa::runtime {
+
+namespace {
+
+using plan::Opcode;
+
+/// The live uses of one buffer: how many, and the last one seen (with the
+/// buffer's position in it, for a send).
+struct BufferUse {
+  uint32_t count = 0;
+  uint32_t instruction = 0;
+  uint32_t position = 0;
+};
+
+/// The live uses of every buffer of `rank`'s round.
+std::vector<BufferUse> usesOf(const RankRound &rank) {
+  std::vector<BufferUse> uses(rank.round().buffers.size());
+  auto use = [&](uint32_t buffer, uint32_t i, uint32_t position) {
+    if (buffer >= uses.size())
+      return;
+    BufferUse &u = uses[buffer];
+    ++u.count;
+    u.instruction = i;
+    u.position = position;
+  };
+  for (uint32_t i : rank.sends()) {
+    const std::vector<uint32_t> &buffers = rank.instruction(i).buffers;
+    for (uint32_t b = 0; b < buffers.size(); ++b)
+      use(buffers[b], i, b);
+  }
+  for (const std::vector<uint32_t> &level : rank.copyLevels())
+    for (uint32_t i : level)
+      use(rank.instruction(i).input, i, 0);
+  for (uint32_t i : rank.writes())
+    use(rank.instruction(i).buffer, i, 0);
+  return uses;
+}
+
+/// Whether the bytes `read` fills its buffer with are, unchanged, the bytes
+/// `write` stores, each one run in its file.
+bool isDirect(const plan::Plan &plan, const RankRound &readRank,
+              const plan::Instruction &read, const RankRound &writeRank,
+              const plan::Instruction &write) {
+  const plan::StoredTensor &source = plan.sourceTensors[read.tensor];
+  const plan::StoredTensor &destination = plan.destinationTensors[write.tensor];
+  if (source.dtype != destination.dtype)
+    return false;
+  int64_t bytes = read.region.volume() * int64_t(dtypeSize(source.dtype));
+  const plan::BufferDecl &written = writeRank.round().buffers[write.buffer];
+  if (write.region.volume() * int64_t(dtypeSize(destination.dtype)) != bytes ||
+      readRank.bufferBytes(read.buffer) != uint64_t(bytes) ||
+      written.bytes() != bytes || written.dtype != destination.dtype)
+    return false;
+  return singleStoredRun(source.box, source.flat, read.region) &&
+         singleStoredRun(destination.box, destination.flat, write.region);
+}
+
+} // namespace
+
+std::vector<DirectTransfer>
+findDirectTransfers(const plan::Plan &plan, const std::vector<RankRound> &ranks,
+                    const std::vector<std::vector<SendRef>> &messages) {
+  std::vector<DirectTransfer> transfers;
+  std::vector<std::vector<BufferUse>> uses(ranks.size());
+  bool anyRead = false;
+  for (size_t p = 0; p < ranks.size(); ++p)
+    if (!ranks[p].empty()) {
+      uses[p] = usesOf(ranks[p]);
+      anyRead |= !ranks[p].reads().empty();
+    }
+  if (!anyRead)
+    return transfers;
+  // (sending rank, send) -> (receiving rank, recv).
+  std::map<std::pair<uint32_t, uint32_t>, std::pair<uint32_t, uint32_t>>
+      receiverOf;
+  for (uint32_t q = 0; q < messages.size() && q < ranks.size(); ++q)
+    for (uint32_t i = 0; i < messages[q].size(); ++i)
+      if (messages[q][i].rank != SendRef::kNone)
+        receiverOf[{messages[q][i].rank, messages[q][i].instruction}] = {q, i};
+
+  for (uint32_t p = 0; p < ranks.size(); ++p) {
+    const RankRound &rank = ranks[p];
+    for (uint32_t i : rank.reads()) {
+      const plan::Instruction &read = rank.instruction(i);
+      if (read.buffer >= uses[p].size() || uses[p][read.buffer].count != 1)
+        continue;
+      BufferUse use = uses[p][read.buffer];
+      uint32_t writeRank = p;
+      const plan::Instruction *consumer = &rank.instruction(use.instruction);
+      if (consumer->opcode == Opcode::Send) {
+        auto it = receiverOf.find({p, use.instruction});
+        if (it == receiverOf.end())
+          continue;
+        auto [q, recvIndex] = it->second;
+        const plan::Instruction &recv = ranks[q].instruction(recvIndex);
+        if (use.position >= recv.buffers.size())
+          continue;
+        uint32_t received = recv.buffers[use.position];
+        if (received >= uses[q].size() || uses[q][received].count != 1)
+          continue;
+        writeRank = q;
+        use = uses[q][received];
+        consumer = &ranks[q].instruction(use.instruction);
+      }
+      if (consumer->opcode != Opcode::Write ||
+          !isDirect(plan, rank, read, ranks[writeRank], *consumer))
+        continue;
+      transfers.push_back({p, i, writeRank, use.instruction});
+    }
+  }
+  return transfers;
+}
+
+} // namespace aoa::runtime

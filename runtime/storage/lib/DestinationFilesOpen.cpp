@@ -1,0 +1,576 @@
+//===- DestinationFilesOpen.cpp - Preparing DST and resuming
+//---------------===//
+//
+// DestinationFiles' first steps (see DestinationFiles.h): preparing the
+// destination directory, loading the journals of an earlier run, checking
+// what already exists in DST, and clearing the staging area of files that
+// cannot be resumed. Paths beneath DST are resolved by handle
+// (DestinationDirectory.h).
+//
+//===----------------------------------------------------------------------===//
+#include "aoa/runtime/storage/DestinationFiles.h"
+
+#include "DestinationDirectory.h"
+#include "DestinationFileState.h"
+#include "FileSystemSupport.h"
+#include "aoa/runtime/support/Messages.h"
+#include "aoa/ir/HuggingFaceIndex.h"
+#include "aoa/runtime/storage/RunJournal.h"
+#include "aoa/runtime/storage/SafetensorsReader.h"
+
+#include <cerrno>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace aoa::runtime {
+
+namespace {
+
+Error fileSystemError(const std::string &what, const std::error_code &error) {
+  return Error{what + ": " + error.message(), kSystemErrorHint};
+}
+
+/// The identity of an existing file, for "is this a source file?".
+std::optional<std::pair<dev_t, ino_t>> fileIdentity(const std::string &path) {
+  struct stat status;
+  if (::stat(path.c_str(), &status) != 0)
+    return std::nullopt;
+  return std::make_pair(status.st_dev, status.st_ino);
+}
+
+/// True when every tensor of the finished `record` in the safetensors file
+/// at `path` still has the hash the journal recorded.
+bool matchesRecord(const std::string &path, const FinishedFile &record,
+                   const plan::Plan &plan,
+                   const std::vector<uint32_t> &tensors) {
+  Expected<SafetensorsReader> reader = SafetensorsReader::open(path);
+  if (!reader.ok() || reader->fileSize() != record.size)
+    return false;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const SafetensorsTensor *entry =
+        reader->find(plan.destinationTensors[tensors[i]].name);
+    if (!entry)
+      return false;
+    Expected<uint64_t> hash = reader->contentHash(*entry);
+    if (!hash.ok() || *hash != record.tensorHashes[i])
+      return false;
+  }
+  return true;
+}
+
+/// The run journals in the staging directory (open as `staging`): "journal"
+/// (the local backend's) and "journal.RANK" (the mpi backend's), sorted.
+Expected<std::vector<std::string>> journalNames(int staging,
+                                                const std::string &path) {
+  Expected<std::vector<std::pair<std::string, EntryKind>>> entries =
+      listDirectory(staging, path);
+  if (!entries.ok())
+    return entries.error();
+  std::vector<std::string> names;
+  for (const auto &[name, kind] : *entries) {
+    bool rankJournal =
+        name.size() > 8 && name.compare(0, 8, "journal.") == 0 &&
+        name.find_first_not_of("0123456789", 8) == std::string::npos;
+    if (name == "journal" || rankJournal)
+      names.push_back(name);
+  }
+  return names;
+}
+
+/// `inner` is `outer` or lies beneath it (both absolute and normal).
+bool isWithin(const std::string &inner, const std::string &outer) {
+  if (inner.compare(0, outer.size(), outer) != 0)
+    return false;
+  return inner.size() == outer.size() || outer.back() == '/' ||
+         inner[outer.size()] == '/';
+}
+
+/// aoa-run never creates, replaces or removes anything in the source
+/// checkpoint: the destination may be neither inside the source directory
+/// nor around it (a destination file `s/x` would land in the source `s`).
+/// Compared as real paths, links resolved; checked before DST is created.
+Status checkApartFromSource(const std::string &directory,
+                            const std::string &sourceDirectory) {
+  if (sourceDirectory.empty())
+    return Status();
+  std::error_code error;
+  std::string destination = withoutTrailingSlashes(
+      fs::weakly_canonical(fs::absolute(directory), error)
+          .lexically_normal()
+          .string());
+  if (error)
+    return Status(); // creating it reports what is wrong
+  std::string source = withoutTrailingSlashes(
+      fs::weakly_canonical(fs::absolute(sourceDirectory), error)
+          .lexically_normal()
+          .string());
+  if (error)
+    return Status();
+  const char *hint = "write the converted checkpoint to another directory; "
+                     "aoa-run never modifies a source checkpoint";
+  if (destination == source)
+    return Error{"the destination directory " + quoteName(directory) +
+                     " is the source directory",
+                 hint};
+  if (isWithin(destination, source))
+    return Error{"the destination directory " + quoteName(directory) +
+                     " is inside the source directory " +
+                     quoteName(sourceDirectory),
+                 hint};
+  if (isWithin(source, destination))
+    return Error{"the source directory " + quoteName(sourceDirectory) +
+                     " is inside the destination directory " +
+                     quoteName(directory),
+                 "write the converted checkpoint to a directory that does "
+                 "not contain the source; aoa-run never modifies a source "
+                 "checkpoint"};
+  return Status();
+}
+
+/// What is at `relative` beneath `root` (not following a link at its end);
+/// an error, naming the plan's `what`, when something on the way is not a
+/// directory.
+Expected<EntryKind> existingEntry(int root, const std::string &rootPath,
+                                  const std::string &relative,
+                                  const std::string &what) {
+  Expected<FileDescriptor> parent =
+      openParentBeneath(root, rootPath, relative, false);
+  if (!parent.ok())
+    return Error{what + " " + quoteName(relative) +
+                     " cannot be written: " + parent.error().message,
+                 parent.error().hint};
+  if (!parent->isOpen())
+    return EntryKind::Missing;
+  return entryKind(parent->get(), splitPath(relative).second);
+}
+
+constexpr const char *kDirectoryInTheWayHint =
+    "move the directory away, or choose another destination directory";
+
+/// The error for an existing directory where a file must go.
+Error directoryInTheWay(const std::string &what, const std::string &relative,
+                        const std::string &path) {
+  return Error{what + " " + quoteName(relative) +
+                   " cannot be written: " + quoteName(path) + " is a directory",
+               kDirectoryInTheWayHint};
+}
+
+/// The same for a file aoa-run writes itself (metadata.json, the index).
+Error directoryInTheWayOf(const std::string &path, const std::string &what) {
+  return Error{quoteName(path) + " is a directory, but aoa-run writes " + what +
+                   " there",
+               kDirectoryInTheWayHint};
+}
+
+} // namespace
+
+Expected<PreparedDestination>
+DestinationFiles::prepareDirectory(const std::string &destinationDirectory,
+                                   const std::string &sourceDirectory,
+                                   const DestinationOptions &options) {
+  std::string directory = withoutTrailingSlashes(destinationDirectory);
+  std::string stagingDirectory = directory + "/" + kStagingDirectoryName;
+  if (Status apart = checkApartFromSource(directory, sourceDirectory);
+      !apart.ok())
+    return apart.error();
+  PreparedDestination prepared;
+  std::error_code error;
+  prepared.created = !fs::exists(directory, error);
+  fs::create_directories(directory, error);
+  if (error)
+    return fileSystemError("cannot create the destination directory " +
+                               quoteName(directory),
+                           error);
+  Expected<FileDescriptor> root = openDirectory(directory);
+  if (!root.ok())
+    return root.error();
+  prepared.createdStaging =
+      entryKind(root->get(), kStagingDirectoryName) == EntryKind::Missing;
+  // Checks that refuse the run leave the destination as it was.
+  auto refuse = [&](Error refusal) -> Error {
+    if (prepared.createdStaging)
+      (void)removeTree(root->get(), directory, kStagingDirectoryName);
+    if (prepared.created)
+      ::rmdir(directory.c_str());
+    return refusal;
+  };
+  Expected<FileDescriptor> staging =
+      openDirectoryBeneath(root->get(), directory, kStagingDirectoryName, true);
+  if (!staging.ok())
+    return refuse(staging.error());
+  // Another run's refusal must not touch its staging directory: nothing is
+  // undone when the lock is taken.
+  Expected<FileDescriptor> lock = lockDestination(staging->get(), directory);
+  if (!lock.ok())
+    return lock.error();
+  prepared.lock = std::move(*lock);
+  EntryKind metadata = entryKind(root->get(), "metadata.json");
+  if (metadata == EntryKind::Directory)
+    return refuse(directoryInTheWayOf(directory + "/metadata.json",
+                                      "the checkpoint's metadata"));
+  // Beside a journal (of this plan: checked below), metadata.json is that of
+  // an interrupted run, killed between installing it and removing the
+  // staging directory, or started with --overwrite: the same command
+  // finishes it.
+  Expected<std::vector<std::string>> earlierJournals =
+      journalNames(staging->get(), stagingDirectory);
+  if (!earlierJournals.ok())
+    return refuse(earlierJournals.error());
+  bool interrupted = !options.restart && !earlierJournals->empty();
+  if (!options.overwrite && !interrupted && metadata != EntryKind::Missing)
+    return refuse(Error{"the destination directory " + quoteName(directory) +
+                            " already holds a checkpoint (metadata.json)",
+                        "choose an empty directory, or pass --overwrite to "
+                        "replace it"});
+  if (options.restart) {
+    // Everything but the lock, which this run holds.
+    Expected<std::vector<std::pair<std::string, EntryKind>>> entries =
+        listDirectory(staging->get(), stagingDirectory);
+    if (!entries.ok())
+      return entries.error();
+    for (const auto &entry : *entries)
+      if (entry.first != kLockFileName)
+        if (Status removed =
+                removeTree(staging->get(), stagingDirectory, entry.first);
+            !removed.ok())
+          return removed.error();
+  }
+  // Every journal there must be this plan's (whichever backend wrote it).
+  Expected<std::vector<std::string>> journals =
+      journalNames(staging->get(), stagingDirectory);
+  if (!journals.ok())
+    return journals.error();
+  for (const std::string &name : *journals) {
+    Expected<std::unique_ptr<RunJournal>> journal = RunJournal::open(
+        stagingDirectory + "/" + name, options.planFingerprint, staging->get());
+    if (!journal.ok())
+      return journal.error();
+  }
+  return prepared;
+}
+
+bool DestinationFiles::isLockedByAnotherRun(
+    const std::string &destinationDirectory) {
+  std::string directory = withoutTrailingSlashes(destinationDirectory);
+  Expected<FileDescriptor> root = openDirectory(directory);
+  if (!root.ok())
+    return false;
+  Expected<FileDescriptor> staging = openDirectoryBeneath(
+      root->get(), directory, kStagingDirectoryName, false);
+  return staging.ok() && staging->isOpen() &&
+         isDestinationLocked(staging->get());
+}
+
+void DestinationFiles::undoCreation() {
+  if (createdStaging_ || createdDirectory_)
+    (void)removeTree(root_.get(), directory_, kStagingDirectoryName);
+  if (createdDirectory_)
+    ::rmdir(directory_.c_str());
+}
+
+Expected<std::unique_ptr<DestinationFiles>> DestinationFiles::open(
+    const plan::Plan &plan, const std::string &destinationDirectory,
+    const std::string &sourceDirectory, const DestinationOptions &options) {
+  std::unique_ptr<DestinationFiles> result(new DestinationFiles(plan));
+  DestinationFiles &files = *result;
+  files.directory_ = withoutTrailingSlashes(destinationDirectory);
+  files.stagingDirectory_ = files.directory_ + "/" + kStagingDirectoryName;
+  files.stopAfterFiles_ = options.stopAfterFiles;
+  files.rank_ = options.rank;
+  files.sourceDirectory_ = withoutTrailingSlashes(sourceDirectory);
+  if (!options.rank) {
+    Expected<PreparedDestination> prepared =
+        prepareDirectory(destinationDirectory, sourceDirectory, options);
+    if (!prepared.ok())
+      return prepared.error();
+    files.createdDirectory_ = prepared->created;
+    files.createdStaging_ = prepared->createdStaging;
+    files.lock_ = std::move(prepared->lock);
+  }
+  Expected<FileDescriptor> root = openDirectory(files.directory_);
+  if (!root.ok())
+    return root.error();
+  files.root_ = std::move(*root);
+  // Checks that refuse the run leave the destination as it was.
+  auto refuse = [&](Error refusal) -> Error {
+    files.undoCreation();
+    return refusal;
+  };
+  Expected<FileDescriptor> staging = openDirectoryBeneath(
+      files.root_.get(), files.directory_, kStagingDirectoryName, true);
+  if (!staging.ok())
+    return refuse(staging.error());
+  files.staging_ = std::move(*staging);
+
+  // Files, their tensors and sizes.
+  files.files_.resize(plan.destinationFiles.size());
+  for (auto &state : files.files_)
+    state = std::make_unique<FileState>();
+  files.positionInFile_.resize(plan.destinationTensors.size());
+  for (uint32_t t = 0; t < plan.destinationTensors.size(); ++t) {
+    const plan::StoredTensor &tensor = plan.destinationTensors[t];
+    FileState &state = *files.files_[tensor.file];
+    files.positionInFile_[t] = uint32_t(state.tensors.size());
+    state.tensors.push_back(t);
+    state.dataBytes +=
+        uint64_t(tensor.storedElements()) * dtypeSize(tensor.dtype);
+  }
+
+  bool resuming = false;
+  std::set<std::string> keptStagedFiles;
+  if (Status loaded = files.loadJournals(options, resuming, keptStagedFiles);
+      !loaded.ok())
+    return refuse(loaded.error());
+  if (Status checked = files.checkExistingFiles(options, resuming);
+      !checked.ok())
+    return refuse(checked.error());
+  if (Status cleaned = files.removeUnkeptStagedFiles(keptStagedFiles);
+      !cleaned.ok())
+    return cleaned.error();
+  std::string ownJournal =
+      options.rank ? "journal." + std::to_string(*options.rank) : "journal";
+  Expected<std::unique_ptr<RunJournal>> journal =
+      RunJournal::open(files.stagingDirectory_ + "/" + ownJournal,
+                       options.planFingerprint, files.staging_.get());
+  if (!journal.ok())
+    return journal.error();
+  files.journal_ = std::move(*journal);
+  return result;
+}
+
+Status DestinationFiles::loadJournals(const DestinationOptions &options,
+                                      bool &resuming,
+                                      std::set<std::string> &keptStagedFiles) {
+  // The journals of an earlier run: a finished file counts when it is still
+  // staged (or already moved into place by an interrupted install) with
+  // the size and the tensor hashes a journal recorded. A rank reads the
+  // local backend's journal and its own.
+  std::vector<std::string> journals;
+  if (rank_) {
+    journals = {"journal", "journal." + std::to_string(*rank_)};
+  } else {
+    Expected<std::vector<std::string>> names =
+        journalNames(staging_.get(), stagingDirectory_);
+    if (!names.ok())
+      return names.error();
+    journals = std::move(*names);
+  }
+  for (const std::string &name : journals) {
+    if (entryKind(staging_.get(), name) == EntryKind::Missing)
+      continue;
+    resuming = true;
+    Expected<std::unique_ptr<RunJournal>> journal =
+        RunJournal::open(stagingDirectory_ + "/" + name,
+                         options.planFingerprint, staging_.get());
+    if (!journal.ok())
+      return journal.error();
+    for (const FinishedFile &record : (*journal)->loaded()) {
+      if (record.file >= files_.size() || !owns(record.file))
+        continue;
+      FileState &state = *files_[record.file];
+      if (state.finished || record.tensorHashes.size() != state.tensors.size())
+        continue;
+      // Only regular files reached without links count.
+      std::string name =
+          splitPath(plan_.destinationFiles[record.file].path).second;
+      Expected<FileDescriptor> staged = stagedDirectory(record.file, false);
+      bool isStaged = staged.ok() && staged->isOpen() &&
+                      entryKind(staged->get(), name) == EntryKind::File;
+      if (!isStaged) {
+        Expected<FileDescriptor> final = finalDirectory(record.file, false);
+        if (!final.ok() || !final->isOpen() ||
+            entryKind(final->get(), name) != EntryKind::File)
+          continue;
+      }
+      if (!matchesRecord(isStaged ? stagedPath(record.file)
+                                  : finalPath(record.file),
+                         record, plan_, state.tensors))
+        continue;
+      state.finished = true;
+      state.fileSize = record.size;
+      state.tensorHashes = record.tensorHashes;
+      if (isStaged)
+        keptStagedFiles.insert(
+            fs::path(plan_.destinationFiles[record.file].path)
+                .lexically_normal()
+                .string());
+      ++resumedFiles_;
+    }
+  }
+  return Status();
+}
+
+Status DestinationFiles::checkExistingFiles(const DestinationOptions &options,
+                                            bool resuming) {
+  // Never overwrite by accident, and never a source file. What is there is
+  // looked at without following links: a link is what a rename replaces.
+  std::set<std::pair<dev_t, ino_t>> sources;
+  for (const plan::File &file : plan_.sourceFiles)
+    if (auto identity = fileIdentity(sourceDirectory_ + "/" + file.path))
+      sources.insert(*identity);
+  for (uint32_t f = 0; f < files_.size(); ++f) {
+    if (!owns(f))
+      continue;
+    FileState &state = *files_[f];
+    const std::string &relative = plan_.destinationFiles[f].path;
+    std::string target = finalPath(f);
+    Expected<EntryKind> kind =
+        existingEntry(root_.get(), directory_, relative, "destination file");
+    if (!kind.ok())
+      return kind.error();
+    if (*kind == EntryKind::Directory)
+      return directoryInTheWay("destination file", relative, target);
+    std::optional<std::pair<dev_t, ino_t>> identity;
+    struct stat status;
+    if (*kind != EntryKind::Missing && ::lstat(target.c_str(), &status) == 0)
+      identity = std::make_pair(status.st_dev, status.st_ino);
+    if (identity && sources.count(*identity))
+      return Error{"destination file " + quoteName(target) +
+                       " is a file of the source checkpoint",
+                   "write the converted checkpoint to another "
+                   "directory; aoa-run never modifies a source "
+                   "checkpoint"};
+    if (identity && !state.finished && !options.overwrite)
+      return Error{"destination file " + quoteName(target) + " already exists",
+                   "choose an empty directory, or pass --overwrite "
+                   "to replace it"};
+    if (!state.finished) {
+      state.remainingBytes = int64_t(state.dataBytes);
+      bytesToWrite_ += state.dataBytes;
+    }
+  }
+
+  // What install() adds beside the files (rank 0 installs it): the copied
+  // files must be there to copy, and nothing may be replaced by accident
+  // (an install that an interruption cut short may have written them).
+  if (rank_ && *rank_ != 0)
+    return Status();
+  std::error_code error;
+  for (const std::string &path : plan_.copiedFiles) {
+    std::string from = sourceDirectory_ + "/" + path;
+    if (!fs::is_regular_file(from, error))
+      return Error{"cannot copy " + quoteName(path) +
+                       ": it is not a file in the source directory " +
+                       quoteName(sourceDirectory_),
+                   "the plan copies the source checkpoint's other "
+                   "files (config.json, tokenizer files, ...); "
+                   "run it on the directory it was compiled from"};
+    Expected<EntryKind> kind =
+        existingEntry(root_.get(), directory_, path, "copied file");
+    if (!kind.ok())
+      return kind.error();
+    if (*kind == EntryKind::Directory)
+      return directoryInTheWay("copied file", path, directory_ + "/" + path);
+    if (!options.overwrite && !resuming && *kind != EntryKind::Missing)
+      return Error{"destination file " + quoteName(directory_ + "/" + path) +
+                       " already exists",
+                   "choose an empty directory, or pass --overwrite "
+                   "to replace it"};
+  }
+  if (!writesHuggingFaceIndex())
+    return Status();
+  EntryKind index = entryKind(root_.get(), plan::kHuggingFaceIndexName);
+  if (index == EntryKind::Directory)
+    return directoryInTheWayOf(directory_ + "/" + plan::kHuggingFaceIndexName,
+                               "the Hugging Face index");
+  if (!options.overwrite && !resuming && index != EntryKind::Missing)
+    return Error{"the destination directory " + quoteName(directory_) +
+                     " already holds a Hugging Face index (" +
+                     plan::kHuggingFaceIndexName + ")",
+                 "choose an empty directory, or pass --overwrite "
+                 "to replace it"};
+  return Status();
+}
+
+namespace {
+
+/// Removes, beneath the open staging directory `directory` (shown as `path`,
+/// at `relative` beneath files/), every entry but the directories and the
+/// files in `kept`; links are removed, never followed.
+Status removeUnkeptBeneath(int directory, const std::string &path,
+                           const std::string &relative,
+                           const std::set<std::string> &kept) {
+  Expected<std::vector<std::pair<std::string, EntryKind>>> entries =
+      listDirectory(directory, path);
+  if (!entries.ok())
+    return entries.error();
+  for (const auto &[name, kind] : *entries) {
+    std::string inner = relative.empty() ? name : relative + "/" + name;
+    if (kind == EntryKind::Directory) {
+      Expected<FileDescriptor> child =
+          openDirectoryBeneath(directory, path, name, false);
+      if (!child.ok())
+        return child.error();
+      if (!child->isOpen())
+        continue;
+      if (Status removed =
+              removeUnkeptBeneath(child->get(), path + "/" + name, inner, kept);
+          !removed.ok())
+        return removed;
+    } else if (!kept.count(inner) &&
+               ::unlinkat(directory, name.c_str(), 0) != 0 && errno != ENOENT) {
+      return Error{"cannot remove " + quoteName(path + "/" + name) + ": " +
+                       errnoText(errno),
+                   kSystemErrorHint};
+    }
+  }
+  return Status();
+}
+
+} // namespace
+
+Status
+DestinationFiles::removeUnkeptStagedFiles(const std::set<std::string> &kept) {
+  // Staging: partial files of an interrupted run are useless. A rank
+  // removes only its own (staged names and their temporaries, .NAME.tmp.*).
+  std::string stagedFiles = stagingDirectory_ + "/files";
+  Expected<FileDescriptor> files =
+      openDirectoryBeneath(staging_.get(), stagingDirectory_, "files", true);
+  if (!files.ok())
+    return files.error();
+  if (!rank_)
+    return removeUnkeptBeneath(files->get(), stagedFiles, "", kept);
+  std::map<std::string, std::set<std::string>> ownNames;
+  for (uint32_t f = 0; f < files_.size(); ++f)
+    if (owns(f)) {
+      auto [parent, name] = splitPath(
+          fs::path(plan_.destinationFiles[f].path).lexically_normal().string());
+      ownNames[parent].insert(name);
+    }
+  for (const auto &[parent, names] : ownNames) {
+    Expected<FileDescriptor> directory =
+        openDirectoryBeneath(files->get(), stagedFiles, parent, false);
+    if (!directory.ok())
+      return directory.error();
+    if (!directory->isOpen())
+      continue;
+    std::string shown = stagedFiles + "/" + parent;
+    Expected<std::vector<std::pair<std::string, EntryKind>>> entries =
+        listDirectory(directory->get(), shown);
+    if (!entries.ok())
+      return entries.error();
+    for (const auto &[name, kind] : *entries) {
+      if (kind == EntryKind::Directory)
+        continue;
+      size_t tmp = name.rfind(".tmp.");
+      bool ours = names.count(name) || (name.size() > 1 && name[0] == '.' &&
+                                        tmp != std::string::npos && tmp > 1 &&
+                                        names.count(name.substr(1, tmp - 1)));
+      std::string relative = parent == "." ? name : parent + "/" + name;
+      if (ours && !kept.count(relative) &&
+          ::unlinkat(directory->get(), name.c_str(), 0) != 0 && errno != ENOENT)
+        return Error{"cannot remove " + quoteName(shown + "/" + name) + ": " +
+                         errnoText(errno),
+                     kSystemErrorHint};
+    }
+  }
+  return Status();
+}
+
+} // namespace aoa::runtime
