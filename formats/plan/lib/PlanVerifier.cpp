@@ -16,6 +16,7 @@
 #include "PlanTextSyntax.h"
 #include "TransformTypes.h"
 
+#include "aoa/formats/plan/MessagePairing.h"
 #include "aoa/ir/ShardMetadata.h"
 #include "aoa/ir/Utf8.h"
 
@@ -1049,40 +1050,20 @@ private:
   //===--- Exchanges across ranks ----------------------------------------===//
 
   /// Within round k, the j-th recv on rank b from rank a takes the j-th send
-  /// of rank a to rank b; both must move the same buffer types in order.
+  /// of rank a to rank b (MessagePairing.h); both must move the same buffer
+  /// types in order. Unmatched sends are reported before unmatched recvs.
   void checkExchanges(uint32_t k) {
-    // (from, to) -> instruction indices, in program order.
-    std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> sends, recvs;
-    for (uint32_t r = 0; r < plan_.ranks; ++r) {
-      const std::vector<plan::Instruction> &list =
-          plan_.programs[r].rounds[k].instructions;
-      for (uint32_t i = 0; i < list.size(); ++i) {
-        const plan::Instruction &in = list[i];
-        if (in.peer >= plan_.ranks || in.peer == r || in.buffers.empty())
-          continue; // reported above
-        if (in.opcode == Opcode::Send)
-          sends[{r, in.peer}].push_back(i);
-        else if (in.opcode == Opcode::Recv)
-          recvs[{in.peer, r}].push_back(i);
-      }
+    std::map<std::pair<uint32_t, uint32_t>, plan::LinkMessages> links =
+        plan::roundMessages(plan_, k);
+    for (const auto &[link, messages] : links) {
+      size_t pairs = std::min(messages.sends.size(), messages.recvs.size());
+      for (size_t j = 0; j < pairs && !errors_.stopped(); ++j)
+        compareMessage(k, link.first, messages.sends[j], link.second,
+                       messages.recvs[j]);
+      reportUnmatched(k, true, link, messages.sends, messages.recvs.size());
     }
-    static const std::vector<uint32_t> kNone;
-    auto find =
-        [](const auto &map,
-           std::pair<uint32_t, uint32_t> key) -> const std::vector<uint32_t> & {
-      auto it = map.find(key);
-      return it == map.end() ? kNone : it->second;
-    };
-    for (const auto &[link, list] : sends) {
-      const std::vector<uint32_t> &matching = find(recvs, link);
-      for (size_t j = 0;
-           j < std::min(list.size(), matching.size()) && !errors_.stopped();
-           ++j)
-        compareMessage(k, link.first, list[j], link.second, matching[j]);
-      reportUnmatched(k, true, link, list, matching.size());
-    }
-    for (const auto &[link, list] : recvs)
-      reportUnmatched(k, false, link, list, find(sends, link).size());
+    for (const auto &[link, messages] : links)
+      reportUnmatched(k, false, link, messages.recvs, messages.sends.size());
   }
 
   /// The sends (or recvs) `list` of `link` = (from, to) in round k beyond the

@@ -1,9 +1,10 @@
 //===- MessageMatching.h - Which send each receive gets ---------*- C++ -*-===//
 //
 // Within a round, the k-th `recv` on rank R from rank P receives the k-th
-// `send` on P to R, buffer by buffer (docs/plan-format.md, "Rounds"). The
-// local backend hands the sender's buffers to the receiver through this
-// pairing, and resuming uses it to drop sends whose data nobody needs.
+// `send` on P to R, buffer by buffer (the plan's rule, MessagePairing.h in
+// formats/plan). The local backend hands the sender's buffers to the
+// receiver through this pairing, and resuming uses it to drop sends whose
+// data nobody needs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_RUNTIME_EXEC_MESSAGEMATCHING_H
