@@ -1,9 +1,9 @@
 //===- CheckpointComparison.cpp -------------------------------------------===//
 #include "aoa/checkpoint/CheckpointComparison.h"
 
+#include "aoa/checkpoint/CheckpointReader.h"
 #include "aoa/ir/ContentHashText.h"
 #include "aoa/ir/RowMajorChunks.h"
-#include "aoa/checkpoint/CheckpointReader.h"
 #include "aoa/runtime/transforms/ElementValue.h"
 #include "aoa/runtime/transforms/RegionCopy.h"
 

@@ -11,13 +11,13 @@
 #include "aoa/checkpoint/CheckpointReader.h"
 
 #include "aoa/ir/ContentHashText.h"
-#include "aoa/runtime/support/ContentHash.h"
-#include "aoa/runtime/transforms/RegionCopy.h"
 #include "aoa/runtime/storage/SafetensorsReader.h"
 #include "aoa/runtime/storage/StoredRegion.h"
+#include "aoa/runtime/support/ContentHash.h"
+#include "aoa/runtime/transforms/RegionCopy.h"
 
-#include "aoa/runtime/support/Messages.h"
 #include "aoa/ir/ShardGeometry.h"
+#include "aoa/runtime/support/Messages.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -4,11 +4,11 @@
 #include "aoa/formats/metadata/MetadataWriter.h"
 #include "aoa/ir/RowMajorChunks.h"
 #include "aoa/runtime/storage/AtomicFile.h"
-#include "aoa/runtime/support/ContentHash.h"
 #include "aoa/runtime/storage/SafetensorsWriter.h"
+#include "aoa/runtime/support/ContentHash.h"
 
-#include "aoa/runtime/support/Messages.h"
 #include "aoa/ir/ShardGeometry.h"
+#include "aoa/runtime/support/Messages.h"
 
 #include "llvm/ADT/StringMap.h"
 

@@ -1,10 +1,10 @@
 //===- SyntheticFill.cpp --------------------------------------------------===//
 #include "aoa/checkpoint/SyntheticFill.h"
 
+#include "aoa/runtime/storage/StoredRegion.h"
 #include "aoa/runtime/support/ContentHash.h"
 #include "aoa/runtime/transforms/Float8Conversion.h"
 #include "aoa/runtime/transforms/FloatConversion.h"
-#include "aoa/runtime/storage/StoredRegion.h"
 
 #include "aoa/runtime/support/Messages.h"
 

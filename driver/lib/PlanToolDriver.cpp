@@ -1,11 +1,11 @@
 //===- PlanToolDriver.cpp - aoa-plan dump, summary, assemble --------------===//
 #include "aoa/driver/PlanToolDriver.h"
 
-#include "aoa/formats/plan/PlanSummary.h"
-#include "aoa/formats/plan/PlanWriter.h"
 #include "aoa/driver/OutputFile.h"
 #include "aoa/driver/PlanFile.h"
 #include "aoa/formats/plan/BinaryPlan.h"
+#include "aoa/formats/plan/PlanSummary.h"
+#include "aoa/formats/plan/PlanWriter.h"
 #include "aoa/ir/Diagnostics.h"
 
 #include <fstream>

@@ -6,17 +6,17 @@
 #include "aoa/ir/ByteSize.h"
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/SourceManager.h"
-#include "aoa/runtime/support/ContentHash.h"
-#include "aoa/runtime/storage/DestinationFiles.h"
 #include "aoa/runtime/exec/Device.h"
 #include "aoa/runtime/exec/DeviceExecutor.h"
 #include "aoa/runtime/exec/DeviceTransport.h"
-#include "aoa/runtime/support/FaultInjection.h"
 #include "aoa/runtime/exec/LocalExecutor.h"
 #include "aoa/runtime/exec/MpiExecutor.h"
 #include "aoa/runtime/exec/MpiSession.h"
 #include "aoa/runtime/exec/NcclJob.h"
 #include "aoa/runtime/exec/ProgressMeter.h"
+#include "aoa/runtime/storage/DestinationFiles.h"
+#include "aoa/runtime/support/ContentHash.h"
+#include "aoa/runtime/support/FaultInjection.h"
 
 #include <chrono>
 #include <cstdlib>

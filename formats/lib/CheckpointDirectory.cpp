@@ -4,9 +4,9 @@
 #include "DirectoryListing.h"
 #include "Text.h"
 
+#include "aoa/checkpoint/CheckpointReader.h"
 #include "aoa/formats/DirectoryScan.h"
 #include "aoa/formats/metadata/MetadataLoader.h"
-#include "aoa/checkpoint/CheckpointReader.h"
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
 //===- ExpandArrays.cpp - name[a:b] ----------------------------------------===//
 #include "aoa/passes/Passes.h"
 
-#include "aoa/passes/CompilationState.h"
 #include "ExpansionLimits.h"
 #include "MacroUtils.h"
+#include "aoa/passes/CompilationState.h"
 
 #include <algorithm>
 

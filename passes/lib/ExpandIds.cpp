@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/passes/Passes.h"
 
-#include "aoa/passes/CompilationState.h"
 #include "MacroUtils.h"
+#include "aoa/passes/CompilationState.h"
 
 #include <algorithm>
 #include <map>

@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/passes/Passes.h"
 
+#include "MacroUtils.h"
 #include "aoa/passes/AxisTrace.h"
 #include "aoa/passes/CompilationState.h"
-#include "MacroUtils.h"
 
 #include <map>
 

@@ -19,9 +19,9 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/passes/Passes.h"
 
+#include "ErrorBudget.h"
 #include "aoa/ir/OptimizerState.h"
 #include "aoa/passes/CompilationState.h"
-#include "ErrorBudget.h"
 
 #include <algorithm>
 #include <ostream>

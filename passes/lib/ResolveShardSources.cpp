@@ -15,10 +15,10 @@
 
 #include "aoa/ir/BoxOverlap.h"
 
-#include "aoa/ir/FlatRange.h"
-#include "aoa/ir/OptimizerState.h"
 #include "ShardSourceFinder.h"
 #include "SourceReplicas.h"
+#include "aoa/ir/FlatRange.h"
+#include "aoa/ir/OptimizerState.h"
 
 #include <algorithm>
 #include <iterator>

@@ -12,9 +12,9 @@
 #ifndef AOA_PASSES_LIB_SHARDSOURCEFINDER_H
 #define AOA_PASSES_LIB_SHARDSOURCEFINDER_H
 
+#include "ErrorBudget.h"
 #include "aoa/ir/OptimizerState.h"
 #include "aoa/passes/CompilationState.h"
-#include "ErrorBudget.h"
 
 #include <memory>
 #include <set>

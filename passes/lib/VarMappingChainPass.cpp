@@ -2,8 +2,8 @@
 #include "aoa/passes/Passes.h"
 
 #include "aoa/ir/IntegerList.h"
-#include "aoa/passes/CompilationState.h"
 #include "aoa/passes/AxisTrace.h"
+#include "aoa/passes/CompilationState.h"
 
 #include <algorithm>
 #include <ostream>

@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/passes/Passes.h"
 
-#include "aoa/passes/CompilationState.h"
-#include "aoa/ir/BoxOverlap.h"
 #include "ErrorBudget.h"
+#include "aoa/ir/BoxOverlap.h"
+#include "aoa/passes/CompilationState.h"
 
 #include <algorithm>
 #include <ostream>

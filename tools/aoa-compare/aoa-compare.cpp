@@ -6,9 +6,9 @@
 // (CheckpointComparison.h) and prints the report.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/formats/CheckpointDirectory.h"
 #include "aoa/checkpoint/CheckpointComparison.h"
 #include "aoa/checkpoint/CheckpointReader.h"
+#include "aoa/formats/CheckpointDirectory.h"
 
 #include "llvm/Support/CommandLine.h"
 

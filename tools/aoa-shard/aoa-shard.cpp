@@ -6,11 +6,11 @@
 // writes the checkpoint (ShardedCheckpointWriter.h).
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/formats/CheckpointDirectory.h"
-#include "aoa/formats/metadata/MetadataLoader.h"
 #include "aoa/checkpoint/CheckpointReader.h"
 #include "aoa/checkpoint/ShardedCheckpointWriter.h"
 #include "aoa/checkpoint/TensorSupplier.h"
+#include "aoa/formats/CheckpointDirectory.h"
+#include "aoa/formats/metadata/MetadataLoader.h"
 
 #include "llvm/Support/CommandLine.h"
 

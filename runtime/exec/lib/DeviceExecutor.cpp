@@ -3,10 +3,10 @@
 
 #include "ProcessPerRankRun.h"
 #include "aoa/ir/ByteSize.h"
-#include "aoa/runtime/transforms/Cast.h"
 #include "aoa/runtime/exec/Device.h"
 #include "aoa/runtime/exec/DeviceTransport.h"
 #include "aoa/runtime/storage/StoredRegion.h"
+#include "aoa/runtime/transforms/Cast.h"
 #include "aoa/runtime/transforms/StridedCopy.h"
 #include "aoa/runtime/transforms/TensorView.h"
 #include "aoa/runtime/transforms/TransformStages.h"

@@ -2,12 +2,12 @@
 #include "aoa/runtime/exec/LocalExecutor.h"
 
 #include "aoa/ir/ByteSize.h"
-#include "aoa/runtime/storage/DestinationFiles.h"
 #include "aoa/runtime/exec/DirectTransfers.h"
 #include "aoa/runtime/exec/LiveInstructions.h"
 #include "aoa/runtime/exec/MessageMatching.h"
 #include "aoa/runtime/exec/ProgressMeter.h"
 #include "aoa/runtime/exec/RankRound.h"
+#include "aoa/runtime/storage/DestinationFiles.h"
 #include "aoa/runtime/storage/SourceFiles.h"
 #include "aoa/runtime/support/ThreadPool.h"
 

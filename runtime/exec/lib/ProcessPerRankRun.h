@@ -17,12 +17,12 @@
 #define AOA_RUNTIME_EXEC_LIB_PROCESSPERRANKRUN_H
 
 #include "aoa/ir/Plan.h"
-#include "aoa/runtime/storage/DestinationFiles.h"
 #include "aoa/runtime/exec/LiveInstructions.h"
 #include "aoa/runtime/exec/RankGroup.h"
-#include "aoa/runtime/exec/RankRunResult.h"
 #include "aoa/runtime/exec/RankRound.h"
+#include "aoa/runtime/exec/RankRunResult.h"
 #include "aoa/runtime/exec/RunOptions.h"
+#include "aoa/runtime/storage/DestinationFiles.h"
 #include "aoa/runtime/storage/SourceFiles.h"
 #include "aoa/runtime/support/ThreadPool.h"
 

@@ -1,9 +1,9 @@
 //===- RankRound.cpp ------------------------------------------------------===//
 #include "aoa/runtime/exec/RankRound.h"
 
-#include "aoa/runtime/transforms/Cast.h"
 #include "aoa/runtime/storage/DestinationFiles.h"
 #include "aoa/runtime/storage/SourceFiles.h"
+#include "aoa/runtime/transforms/Cast.h"
 #include "aoa/runtime/transforms/TransformStages.h"
 #include "aoa/runtime/transforms/TransformSteps.h"
 

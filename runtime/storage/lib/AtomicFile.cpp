@@ -2,9 +2,9 @@
 #include "aoa/runtime/storage/AtomicFile.h"
 
 #include "FileSystemSupport.h"
-#include "aoa/runtime/support/Messages.h"
 #include "aoa/runtime/support/FaultInjection.h"
 #include "aoa/runtime/support/FileDescriptor.h"
+#include "aoa/runtime/support/Messages.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 

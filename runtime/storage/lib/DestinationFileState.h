@@ -9,9 +9,9 @@
 #ifndef AOA_RUNTIME_STORAGE_LIB_DESTINATIONFILESTATE_H
 #define AOA_RUNTIME_STORAGE_LIB_DESTINATIONFILESTATE_H
 
-#include "aoa/runtime/support/ContentHash.h"
 #include "aoa/runtime/storage/DestinationFiles.h"
 #include "aoa/runtime/storage/SafetensorsWriter.h"
+#include "aoa/runtime/support/ContentHash.h"
 
 #include <atomic>
 #include <cstdint>

@@ -13,10 +13,10 @@
 #include "DestinationDirectory.h"
 #include "DestinationFileState.h"
 #include "FileSystemSupport.h"
-#include "aoa/runtime/support/Messages.h"
 #include "aoa/ir/HuggingFaceIndex.h"
 #include "aoa/runtime/storage/RunJournal.h"
 #include "aoa/runtime/storage/SafetensorsReader.h"
+#include "aoa/runtime/support/Messages.h"
 
 #include <cerrno>
 #include <filesystem>

@@ -1,9 +1,9 @@
 //===- RunJournal.cpp -----------------------------------------------------===//
 #include "aoa/runtime/storage/RunJournal.h"
 
-#include "aoa/runtime/support/Messages.h"
 #include "aoa/runtime/support/ContentHash.h"
 #include "aoa/runtime/support/FaultInjection.h"
+#include "aoa/runtime/support/Messages.h"
 
 #include <cerrno>
 #include <charconv>

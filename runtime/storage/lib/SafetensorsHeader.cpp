@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/runtime/storage/SafetensorsHeader.h"
 
-#include "aoa/runtime/support/Messages.h"
 #include "aoa/ir/Json.h"
+#include "aoa/runtime/support/Messages.h"
 
 #include <simdjson.h>
 

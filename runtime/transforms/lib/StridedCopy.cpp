@@ -2,8 +2,8 @@
 #include "aoa/runtime/transforms/StridedCopy.h"
 
 #include "RegionCopyGeometry.h"
-#include "aoa/runtime/transforms/StridedCopyLaunch.h"
 #include "aoa/runtime/transforms/Cast.h"
+#include "aoa/runtime/transforms/StridedCopyLaunch.h"
 #include "aoa/runtime/transforms/TensorView.h"
 
 #include <cstring>

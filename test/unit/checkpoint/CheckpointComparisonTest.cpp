@@ -2,8 +2,8 @@
 #include "aoa/checkpoint/CheckpointComparison.h"
 
 #include "aoa/checkpoint/CheckpointReader.h"
-#include "aoa/runtime/transforms/ElementValue.h"
 #include "aoa/runtime/storage/SafetensorsWriter.h"
+#include "aoa/runtime/transforms/ElementValue.h"
 
 #include "CheckpointTestSupport.h"
 #include "ScratchDirectory.h"

@@ -8,11 +8,11 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/checkpoint/ShardedCheckpointWriter.h"
 
+#include "aoa/checkpoint/CheckpointReader.h"
 #include "aoa/formats/metadata/MetadataLoader.h"
 #include "aoa/formats/metadata/MetadataWriter.h"
-#include "aoa/checkpoint/CheckpointReader.h"
-#include "aoa/runtime/support/ContentHash.h"
 #include "aoa/runtime/storage/SafetensorsWriter.h"
+#include "aoa/runtime/support/ContentHash.h"
 
 #include "BruteForce.h"
 #include "CheckpointTestSupport.h"

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/formats/CheckpointDirectory.h"
-#include "aoa/runtime/storage/AtomicFile.h"
 #include "aoa/formats/DirectoryScan.h"
+#include "aoa/runtime/storage/AtomicFile.h"
 
 #include "ScratchDirectory.h"
 

@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/ir/ShardMetadata.h"
-#include "aoa/runtime/transforms/Cast.h"
 #include "aoa/runtime/exec/Device.h"
+#include "aoa/runtime/transforms/Cast.h"
 #include "aoa/runtime/transforms/RegionCopy.h"
 #include "aoa/runtime/transforms/StridedCopy.h"
 

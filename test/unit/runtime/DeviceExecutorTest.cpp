@@ -16,11 +16,11 @@
 #include "ScratchDirectory.h"
 
 #include "aoa/formats/plan/PlanReader.h"
-#include "aoa/runtime/support/ContentHash.h"
 #include "aoa/runtime/exec/Device.h"
 #include "aoa/runtime/exec/DeviceExecutor.h"
 #include "aoa/runtime/exec/DeviceTransport.h"
 #include "aoa/runtime/exec/RankRound.h"
+#include "aoa/runtime/support/ContentHash.h"
 
 #include <gtest/gtest.h>
 

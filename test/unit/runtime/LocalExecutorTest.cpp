@@ -14,13 +14,13 @@
 #include "SamplePlanText.h"
 #include "ScratchDirectory.h"
 
-#include "aoa/formats/plan/PlanReader.h"
 #include "aoa/formats/metadata/MetadataLoader.h"
-#include "aoa/runtime/support/ContentHash.h"
-#include "aoa/runtime/transforms/FloatConversion.h"
+#include "aoa/formats/plan/PlanReader.h"
 #include "aoa/runtime/exec/LocalExecutor.h"
 #include "aoa/runtime/storage/SafetensorsReader.h"
 #include "aoa/runtime/storage/SafetensorsWriter.h"
+#include "aoa/runtime/support/ContentHash.h"
+#include "aoa/runtime/transforms/FloatConversion.h"
 
 #include <gtest/gtest.h>
 

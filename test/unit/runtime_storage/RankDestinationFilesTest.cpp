@@ -15,9 +15,9 @@
 #include "ScratchDirectory.h"
 
 #include "aoa/formats/plan/PlanReader.h"
-#include "aoa/runtime/support/ContentHash.h"
 #include "aoa/runtime/storage/DestinationFiles.h"
 #include "aoa/runtime/storage/RunJournal.h"
+#include "aoa/runtime/support/ContentHash.h"
 
 #include <gtest/gtest.h>
 

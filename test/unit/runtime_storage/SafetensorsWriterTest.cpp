@@ -7,8 +7,8 @@
 // write (the failure is provoked with RLIMIT_FSIZE, which works as root).
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/runtime/storage/SafetensorsWriter.h"
 #include "aoa/runtime/storage/SafetensorsReader.h"
+#include "aoa/runtime/storage/SafetensorsWriter.h"
 
 #include "OfficialSafetensors.h"
 #include "ScratchDirectory.h"

@@ -9,8 +9,8 @@
 // runs, tiled transposes (with partial tiles), and strided gathers.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/runtime/transforms/RegionCopy.h"
 #include "aoa/runtime/transforms/Cast.h"
+#include "aoa/runtime/transforms/RegionCopy.h"
 
 #include "BruteForce.h"
 #include "RandomGeometry.h"

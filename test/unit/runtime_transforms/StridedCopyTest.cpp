@@ -11,14 +11,14 @@
 // words, elementwise gathers with large extents (fast division).
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/runtime/transforms/StridedCopy.h"
 #include "aoa/ir/ShardMetadata.h"
 #include "aoa/runtime/transforms/FloatConversion.h"
 #include "aoa/runtime/transforms/RegionCopy.h"
+#include "aoa/runtime/transforms/StridedCopy.h"
 
-#include "aoa/runtime/transforms/StridedCopyLaunch.h"
 #include "RandomGeometry.h"
 #include "SpecialValues.h"
+#include "aoa/runtime/transforms/StridedCopyLaunch.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -6,8 +6,8 @@
 // emulated device) must give the bytes applyTransformSteps gives.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/runtime/transforms/TransformStages.h"
 #include "aoa/runtime/transforms/StridedCopy.h"
+#include "aoa/runtime/transforms/TransformStages.h"
 #include "aoa/runtime/transforms/TransformSteps.h"
 
 #include "RandomGeometry.h"

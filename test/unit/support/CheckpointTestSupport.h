@@ -8,11 +8,11 @@
 #ifndef AOA_TEST_UNIT_CHECKPOINTTESTSUPPORT_H
 #define AOA_TEST_UNIT_CHECKPOINTTESTSUPPORT_H
 
-#include "aoa/ir/ShardMetadata.h"
 #include "aoa/checkpoint/CheckpointReader.h"
-#include "aoa/runtime/storage/SafetensorsReader.h"
 #include "aoa/checkpoint/ShardedCheckpointWriter.h"
 #include "aoa/checkpoint/SyntheticFill.h"
+#include "aoa/ir/ShardMetadata.h"
+#include "aoa/runtime/storage/SafetensorsReader.h"
 
 #include "ScratchDirectory.h"
 

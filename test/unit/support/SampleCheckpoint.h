@@ -9,9 +9,9 @@
 #ifndef AOA_TEST_UNIT_SAMPLECHECKPOINT_H
 #define AOA_TEST_UNIT_SAMPLECHECKPOINT_H
 
-#include "aoa/runtime/transforms/FloatConversion.h"
 #include "aoa/runtime/storage/SafetensorsReader.h"
 #include "aoa/runtime/storage/SafetensorsWriter.h"
+#include "aoa/runtime/transforms/FloatConversion.h"
 
 #include <gtest/gtest.h>
 

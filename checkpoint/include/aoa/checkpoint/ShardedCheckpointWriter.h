@@ -23,9 +23,9 @@
 #ifndef AOA_CHECKPOINT_SHARDEDCHECKPOINTWRITER_H
 #define AOA_CHECKPOINT_SHARDEDCHECKPOINTWRITER_H
 
+#include "aoa/checkpoint/TensorSupplier.h"
 #include "aoa/ir/ShardMetadata.h"
 #include "aoa/runtime/support/Error.h"
-#include "aoa/checkpoint/TensorSupplier.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -12,10 +12,10 @@
 #ifndef AOA_CHECKPOINT_TENSORSUPPLIER_H
 #define AOA_CHECKPOINT_TENSORSUPPLIER_H
 
+#include "aoa/checkpoint/SyntheticFill.h"
 #include "aoa/ir/Box.h"
 #include "aoa/ir/ShardMetadata.h"
 #include "aoa/runtime/support/Error.h"
-#include "aoa/checkpoint/SyntheticFill.h"
 
 #include <cstddef>
 #include <memory>

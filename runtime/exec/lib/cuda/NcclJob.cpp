@@ -9,11 +9,11 @@
 
 #include "NcclLibrary.h"
 
-#include "aoa/runtime/support/ContentHash.h"
 #include "aoa/runtime/exec/Device.h"
 #include "aoa/runtime/exec/MpiSession.h"
 #include "aoa/runtime/exec/RankRound.h"
 #include "aoa/runtime/exec/Rendezvous.h"
+#include "aoa/runtime/support/ContentHash.h"
 
 #include <cuda_runtime.h>
 

@@ -1,9 +1,9 @@
 //===- MpiExchange.cpp ----------------------------------------------------===//
 #include "MpiExchange.h"
 
-#include "aoa/runtime/support/Messages.h"
 #include "MpiHandles.h"
 #include "aoa/runtime/support/FaultInjection.h"
+#include "aoa/runtime/support/Messages.h"
 
 #include <algorithm>
 #include <vector>

@@ -11,8 +11,8 @@
 #define AOA_RUNTIME_EXEC_LIVEINSTRUCTIONS_H
 
 #include "aoa/ir/Plan.h"
-#include "aoa/runtime/support/Error.h"
 #include "aoa/runtime/exec/MessageMatching.h"
+#include "aoa/runtime/support/Error.h"
 
 #include <cstdint>
 #include <vector>

@@ -17,8 +17,8 @@
 #define AOA_RUNTIME_EXEC_LOCALEXECUTOR_H
 
 #include "aoa/ir/Plan.h"
-#include "aoa/runtime/support/Error.h"
 #include "aoa/runtime/exec/RunOptions.h"
+#include "aoa/runtime/support/Error.h"
 
 namespace aoa::runtime {
 

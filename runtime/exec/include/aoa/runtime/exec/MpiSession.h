@@ -15,8 +15,8 @@
 #ifndef AOA_RUNTIME_EXEC_MPISESSION_H
 #define AOA_RUNTIME_EXEC_MPISESSION_H
 
-#include "aoa/runtime/support/Error.h"
 #include "aoa/runtime/exec/RankGroup.h"
+#include "aoa/runtime/support/Error.h"
 
 #include <cstdint>
 #include <memory>

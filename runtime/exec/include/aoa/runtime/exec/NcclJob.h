@@ -23,8 +23,8 @@
 #define AOA_RUNTIME_EXEC_NCCLJOB_H
 
 #include "aoa/runtime/exec/DeviceTransport.h"
-#include "aoa/runtime/support/Error.h"
 #include "aoa/runtime/exec/RankGroup.h"
+#include "aoa/runtime/support/Error.h"
 
 #include <chrono>
 #include <cstdint>

@@ -8,8 +8,8 @@
 #ifndef AOA_RUNTIME_EXEC_RANKRUNRESULT_H
 #define AOA_RUNTIME_EXEC_RANKRUNRESULT_H
 
-#include "aoa/runtime/support/Error.h"
 #include "aoa/runtime/exec/RunOptions.h"
+#include "aoa/runtime/support/Error.h"
 
 #include <cstdint>
 #include <optional>

@@ -18,9 +18,9 @@
 #ifndef AOA_RUNTIME_STORAGE_SAFETENSORSREADER_H
 #define AOA_RUNTIME_STORAGE_SAFETENSORSREADER_H
 
+#include "aoa/runtime/storage/SafetensorsHeader.h"
 #include "aoa/runtime/support/Error.h"
 #include "aoa/runtime/support/FileDescriptor.h"
-#include "aoa/runtime/storage/SafetensorsHeader.h"
 
 #include "llvm/ADT/ArrayRef.h"
 

@@ -21,10 +21,10 @@
 #define AOA_RUNTIME_STORAGE_SAFETENSORSWRITER_H
 
 #include "aoa/ir/DType.h"
+#include "aoa/runtime/storage/SafetensorsHeader.h"
 #include "aoa/runtime/support/Error.h"
 #include "aoa/runtime/support/FileDescriptor.h"
 #include "aoa/runtime/support/MemoryMap.h"
-#include "aoa/runtime/storage/SafetensorsHeader.h"
 
 #include <atomic>
 #include <cstddef>

@@ -19,8 +19,8 @@
 #define AOA_RUNTIME_STORAGE_SOURCEFILES_H
 
 #include "aoa/ir/Plan.h"
-#include "aoa/runtime/support/Error.h"
 #include "aoa/runtime/storage/SafetensorsReader.h"
+#include "aoa/runtime/support/Error.h"
 
 #include <cstddef>
 #include <string>

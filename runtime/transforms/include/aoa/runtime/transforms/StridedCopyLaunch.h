@@ -38,10 +38,10 @@
 #ifndef AOA_RUNTIME_TRANSFORMS_STRIDEDCOPYLAUNCH_H
 #define AOA_RUNTIME_TRANSFORMS_STRIDEDCOPYLAUNCH_H
 
-#include "aoa/runtime/transforms/StridedCopyElement.h"
 #include "aoa/runtime/support/Error.h"
 #include "aoa/runtime/transforms/HostDevice.h"
 #include "aoa/runtime/transforms/StridedCopy.h"
+#include "aoa/runtime/transforms/StridedCopyElement.h"
 
 #include <cstdint>
 #include <type_traits>
