@@ -12,13 +12,12 @@
 #include "aoa/runtime/exec/LocalExecutor.h"
 #include "aoa/runtime/exec/MpiExecutor.h"
 #include "aoa/runtime/exec/MpiSession.h"
-#include "aoa/runtime/exec/NcclJob.h"
+#include "aoa/runtime/exec/NcclRank.h"
 #include "aoa/runtime/exec/ProgressMeter.h"
 #include "aoa/runtime/storage/DestinationFiles.h"
 #include "aoa/runtime/support/ContentHash.h"
 #include "aoa/runtime/support/FaultInjection.h"
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -288,145 +287,27 @@ int runWithMpi(const RunCommand &command, std::ostream &err) {
       err);
 }
 
-/// An unsigned number from the environment variable `name`, if set.
-std::optional<unsigned> environmentNumber(const char *name,
-                                          runtime::Status &status) {
-  const char *value = std::getenv(name);
-  if (!value)
-    return std::nullopt;
-  char *end = nullptr;
-  unsigned long number = std::strtoul(value, &end, 10);
-  if (!*value || *end || number > 1u << 20) {
-    status = runtime::Error{std::string(name) + "='" + value +
-                                "' is not a rank number",
-                            "set RANK, WORLD_SIZE and LOCAL_RANK to "
-                            "non-negative integers, or start aoa-run with "
-                            "mpirun"};
-    return std::nullopt;
-  }
-  return unsigned(number);
-}
-
 /// The nccl backend: this process's rank on a GPU (or on the emulated
 /// device), in a job started by mpirun or told RANK and WORLD_SIZE.
 int runWithNccl(const RunCommand &command, std::ostream &err) {
-  runtime::Status environment;
-  std::optional<unsigned> envRank = environmentNumber("RANK", environment);
-  std::optional<unsigned> envSize =
-      environmentNumber("WORLD_SIZE", environment);
-  std::optional<unsigned> localRank =
-      environmentNumber("LOCAL_RANK", environment);
-  if (!environment.ok()) {
-    printError(err, environment.error());
+  runtime::NcclRankOptions options;
+  options.emulateDevice = command.emulateDevice;
+  options.rendezvousDirectory = command.rendezvousDirectory;
+  options.underLauncher = launcherProcessCount() > 0;
+  runtime::NcclRank::Start started = runtime::NcclRank::start(options);
+  if (started.error)
+    printError(err, *started.error, started.who);
+  if (!started.rank)
     return 1;
-  }
-
-  // Under mpirun, MPI shares the NCCL id and carries the agreements.
-  std::unique_ptr<runtime::MpiSession> session;
-  if (launcherProcessCount() > 0 && runtime::MpiSession::available()) {
-    runtime::Expected<std::unique_ptr<runtime::MpiSession>> started =
-        runtime::MpiSession::start();
-    if (!started.ok()) {
-      printError(err, started.error());
-      return 1;
-    }
-    session = std::move(*started);
-  }
-  runtime::NcclBootstrap bootstrap;
-  bootstrap.mpi = session.get();
-  bootstrap.rank = session ? session->rank() : envRank.value_or(0);
-  bootstrap.size = session ? session->size() : envSize.value_or(1);
-  bootstrap.rendezvousDirectory = command.rendezvousDirectory;
-  if (const char *timeout = std::getenv("AOA_RENDEZVOUS_TIMEOUT"))
-    bootstrap.timeout = std::chrono::seconds(std::strtoul(timeout, nullptr, 10));
-  std::string who =
-      bootstrap.size > 1 ? "rank " + std::to_string(bootstrap.rank) + ": " : "";
-  // Before any collective exists, each process reports its own failure.
-  auto fail = [&](const runtime::Error &error) {
-    printError(err, error, who);
-    if (session)
-      session->failedRanks(true);
-    return 1;
-  };
-  auto agreeOk = [&]() {
-    return !session || session->failedRanks(false).empty();
-  };
-  if (!session) {
-    if (bootstrap.rank >= bootstrap.size)
-      return fail(runtime::Error{
-          "RANK=" + std::to_string(bootstrap.rank) + " is not below "
-              "WORLD_SIZE=" + std::to_string(bootstrap.size),
-          "number the processes of the job 0 .. WORLD_SIZE-1"});
-    if (bootstrap.size > 1 && command.emulateDevice)
-      return fail(runtime::Error{
-          "the emulated device moves messages over MPI, but this job of " +
-              std::to_string(bootstrap.size) + " processes was not started "
-              "by mpirun",
-          "start it with mpirun -np " + std::to_string(bootstrap.size)});
-    if (bootstrap.size > 1 && bootstrap.rendezvousDirectory.empty())
-      return fail(runtime::Error{
-          "the nccl backend without mpirun needs --rendezvous DIR for a job "
-          "of " + std::to_string(bootstrap.size) + " processes (WORLD_SIZE)",
-          "pass the same directory, one every rank sees, to every rank; or "
-          "start the job with mpirun"});
-  }
-
-  std::unique_ptr<runtime::Device> device;
-  if (command.emulateDevice) {
-    device = runtime::makeEmulatedDevice();
-  } else {
-    std::string why;
-    int gpus = runtime::cudaDeviceCount(&why);
-    unsigned onHost = session ? session->hostRank() : bootstrap.rank;
-    int ordinal = int(localRank ? *localRank : (gpus ? onHost % unsigned(gpus)
-                                                     : 0u));
-    runtime::Expected<std::unique_ptr<runtime::Device>> opened =
-        runtime::openCudaDevice(ordinal);
-    if (!opened.ok())
-      return fail(opened.error());
-    device = std::move(*opened);
-  }
-  if (!agreeOk())
-    return 1;
-
-  std::unique_ptr<runtime::NcclJob> job;
-  std::unique_ptr<runtime::RankGroup> singleGroup;
-  std::unique_ptr<runtime::DeviceTransport> hostTransport;
-  const runtime::RankGroup *group = nullptr;
-  runtime::DeviceTransport *transport = nullptr;
-  if (command.emulateDevice) {
-    if (session) {
-      hostTransport = runtime::makeMpiHostTransport(*session);
-      group = session.get();
-    } else {
-      hostTransport = runtime::makeSingleRankTransport();
-      singleGroup = runtime::makeSingleRankGroup();
-      group = singleGroup.get();
-    }
-    transport = hostTransport.get();
-  } else {
-    runtime::Expected<std::unique_ptr<runtime::NcclJob>> started =
-        runtime::NcclJob::start(bootstrap, *device);
-    if (!started.ok())
-      return fail(started.error());
-    if (!agreeOk())
-      return 1;
-    job = std::move(*started);
-    group = &job->group();
-    transport = &job->transport();
-  }
-
-  runtime::JobLauncher launcher;
-  if (!session)
-    launcher = {"WORLD_SIZE says",
-                "start one process per rank (WORLD_SIZE=N), N = "};
-  std::string label = "nccl backend on " + device->name();
+  runtime::NcclRank &rank = *started.rank;
+  std::string label = "nccl backend on " + rank.device().name();
   return runAsRankOfJob(
-      command, *group, label,
-      [&](const plan::Plan &plan, const runtime::RunOptions &options,
+      command, rank.group(), label,
+      [&](const plan::Plan &plan, const runtime::RunOptions &runOptions,
           runtime::ProgressMeter *meter) {
-        return runtime::runPlanOnDevice(plan, options, *group, *device,
-                                        *transport, launcher, meter);
+        return runtime::runPlanOnDevice(plan, runOptions, rank.group(),
+                                        rank.device(), rank.transport(),
+                                        rank.launcher(), meter);
       },
       err);
 }
