@@ -18,6 +18,7 @@
 #include "aoa/runtime/transforms/StridedCopy.h"
 
 #include "RandomGeometry.h"
+#include "RandomRegionCopy.h"
 #include "SpecialValues.h"
 
 #include <gtest/gtest.h>
@@ -31,56 +32,9 @@ using namespace aoa::runtime;
 
 namespace {
 
-constexpr DType kFloating[] = {DType::F64,   DType::F32,    DType::F16,
-                               DType::BF16,  DType::F8E4M3, DType::F8E5M2,
-                               DType::F8E8M0};
-constexpr size_t kFloatingCount = sizeof(kFloating) / sizeof(kFloating[0]);
-
-/// A tensor's bytes on the host, `offset` bytes into its storage (to place
-/// it at an odd address), and the same storage on the GPU.
-struct Buffer {
-  std::vector<unsigned char> storage;
-  size_t offset;
-  DType dtype;
-  std::vector<int64_t> shape;
-
-  Buffer(DType dtype, std::vector<int64_t> shape, size_t offset = 0,
-         unsigned char fill = 0xA5)
-      : offset(offset), dtype(dtype), shape(std::move(shape)) {
-    storage.assign(offset + bytes() + 7, fill);
-  }
-  size_t elements() const {
-    size_t volume = 1;
-    for (int64_t extent : shape)
-      volume *= size_t(extent);
-    return volume;
-  }
-  size_t bytes() const { return elements() * dtypeSize(dtype); }
-  unsigned char *data() { return storage.data() + offset; }
-  const unsigned char *data() const { return storage.data() + offset; }
-  TensorView view() const { return TensorView(data(), bytes(), dtype, shape); }
-  MutableTensorView mutableView() {
-    return MutableTensorView(data(), bytes(), dtype, shape);
-  }
-  void fillSpecial(std::mt19937_64 &rng) {
-    test::fillSpecialElements(dtype, data(), elements(), rng);
-  }
-};
-
-std::string describe(const Buffer &src, const Box &srcRegion, const Buffer &dst,
-                     const Box &dstRegion, const Permutation &permutation) {
-  return std::string(dtypeName(src.dtype)) + formatShape(src.shape) + " " +
-         srcRegion.toString() + " (offset " + std::to_string(src.offset) +
-         ") -> " + std::string(dtypeName(dst.dtype)) + formatShape(dst.shape) +
-         " " + dstRegion.toString() + " (offset " + std::to_string(dst.offset) +
-         ") through " + permutation.toString();
-}
-
-/// A random interval of `size` inside [0, extent).
-Interval placeInside(std::mt19937_64 &rng, int64_t size, int64_t extent) {
-  int64_t begin = int64_t(rng() % uint64_t(extent - size + 1));
-  return {begin, begin + size};
-}
+using Buffer = test::TensorBuffer;
+using test::kFloating;
+using test::randomDTypes;
 
 class CudaKernel : public ::testing::Test {
 protected:
@@ -112,7 +66,7 @@ protected:
                               const Buffer &dstInitial, const Box &dstRegion,
                               const Permutation &permutation) {
     std::string what =
-        describe(src, srcRegion, dstInitial, dstRegion, permutation);
+        test::describeCopy(src, srcRegion, dstInitial, dstRegion, permutation);
     Buffer expected = dstInitial;
     Status status = copyRegion(src.view(), srcRegion, expected.mutableView(),
                                dstRegion, permutation);
@@ -150,43 +104,16 @@ protected:
   /// at least as large, at random byte offsets.
   void randomCopy(std::mt19937_64 &rng, const std::vector<int64_t> &srcShape,
                   DType from, DType to) {
-    size_t rank = srcShape.size();
-    llvm::SmallVector<Interval, 8> srcDims;
-    for (size_t i = 0; i < rank; ++i) {
-      int64_t size = rng() % 3 == 0 ? 1 + int64_t(rng() % uint64_t(srcShape[i]))
-                                    : srcShape[i];
-      srcDims.push_back(placeInside(rng, size, srcShape[i]));
-    }
-    Box srcRegion(srcDims);
-    Permutation permutation = rng() % 4 == 0
-                                  ? Permutation::identity(rank)
-                                  : test::randomPermutation(rng, rank);
-    std::vector<int64_t> boxShape = permutation.apply(srcRegion.shape());
-    std::vector<int64_t> dstShape;
-    llvm::SmallVector<Interval, 8> dstDims;
-    for (size_t i = 0; i < rank; ++i) {
-      dstShape.push_back(boxShape[i] +
-                         (rng() % 3 == 0 ? int64_t(rng() % 4) : 0));
-      dstDims.push_back(placeInside(rng, boxShape[i], dstShape.back()));
-    }
+    test::RandomRegionCopy copy = test::randomRegionCopy(rng, srcShape);
     Buffer src(from, srcShape, rng() % 3 == 0 ? rng() % 8 : 0);
     src.fillSpecial(rng);
-    Buffer dst(to, dstShape, rng() % 3 == 0 ? rng() % 8 : 0);
-    expectSameAsCopyRegion(src, srcRegion, dst, Box(dstDims), permutation);
+    Buffer dst(to, copy.dstShape, rng() % 3 == 0 ? rng() % 8 : 0);
+    expectSameAsCopyRegion(src, copy.srcRegion, dst, copy.dstRegion,
+                           copy.permutation);
   }
 
   std::unique_ptr<Device> device_;
 };
-
-/// A random dtype pair: two floating dtypes (equal ones too), or one dtype
-/// to itself.
-std::pair<DType, DType> randomDTypes(std::mt19937_64 &rng) {
-  if (rng() % 3 != 0)
-    return {kFloating[rng() % kFloatingCount],
-            kFloating[rng() % kFloatingCount]};
-  DType dtype = kAllDTypes[rng() % std::size(kAllDTypes)];
-  return {dtype, dtype};
-}
 
 TEST_F(CudaKernel, RandomCopiesMatchCopyRegion) {
   std::mt19937_64 rng(20260502);
