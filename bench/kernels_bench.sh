@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs the CPU transform kernels benchmark (bench/transform_kernels_bench.cpp,
+# Google Benchmark, one thread) and prints each kernel's throughput as a ratio
+# to the memcpy of the same source bytes measured in the same run.
+# Usage: bash bench/kernels_bench.sh [BUILD_DIR] [REPETITIONS]
+set -euo pipefail
+build_dir="${1:-build}"
+repetitions="${2:-5}"
+bench="$build_dir/bin/aoa-bench-transform-kernels"
+[[ -x "$bench" ]] || bench="$build_dir/bench/aoa-bench-transform-kernels"
+source "$(dirname "$0")/common.sh"
+print_machine
+json="$(mktemp)"
+trap 'rm -f "$json"' EXIT
+"$bench" --benchmark_repetitions="$repetitions" --benchmark_report_aggregates_only=true \
+  --benchmark_format=json > "$json"
+python3 - "$json" <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))["benchmarks"]
+median = {r["run_name"]: r for r in runs if r.get("aggregate_name") == "median"}
+base = {"float32": median["memcpyOf/float32"]["bytes_per_second"],
+        "bfloat16": median["memcpyOf/bfloat16"]["bytes_per_second"]}
+source_dtype = lambda name: "float32" if name.split("/")[1].startswith("float32") else "bfloat16"
+print("| kernel | median time (ms) | source GB/s | memcpy of the same bytes GB/s | ratio |")
+print("| --- | --- | --- | --- | --- |")
+for name, r in median.items():
+    dtype = source_dtype(name) if not name.startswith("memcpyOf") else name.split("/")[1]
+    bps = r["bytes_per_second"]
+    print("| %s | %.1f | %.2f | %.2f | %.2f |" % (name, r["real_time"], bps / 1e9,
+          base[dtype] / 1e9, bps / base[dtype]))
+PY

@@ -1,0 +1,125 @@
+//===- transform_kernels_bench.cpp - CPU transforms against memcpy --------===//
+//
+// Google Benchmark of the runtime's CPU transforms on one thread, each next
+// to a memcpy of the same source bytes measured in the same run (issue 16,
+// item 2; results and the ratios in bench/RESULTS.md, made by
+// bench/kernels_bench.sh):
+//  - casts (castElements) of 4096 x 11008 elements between the float
+//    dtypes a conversion meets (float32, bfloat16, float16, FP8);
+//  - 2-D transposes (copyRegion through [1, 0]) of a bfloat16 [4096, 11008]
+//    tensor, alone and fused with a cast to float32;
+//  - a same-dtype region copy of half the columns (a tensor-parallel split).
+// Bytes per second count the source's bytes, as for the memcpy.
+//
+//===----------------------------------------------------------------------===//
+#include "aoa/ir/Box.h"
+#include "aoa/ir/DType.h"
+#include "aoa/ir/Permutation.h"
+#include "aoa/runtime/transforms/Cast.h"
+#include "aoa/runtime/transforms/RegionCopy.h"
+
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+using namespace aoa;
+using namespace aoa::runtime;
+
+namespace {
+
+constexpr int64_t kRows = 4096;
+constexpr int64_t kCols = 11008;
+constexpr size_t kElements = size_t(kRows) * size_t(kCols);
+
+/// Random bytes that are finite values of every float dtype used here
+/// (bfloat16, float16 and FP8 patterns below 0x7b, float32 from them).
+std::vector<unsigned char> randomTensor(DType dtype) {
+  std::vector<unsigned char> bytes(kElements * dtypeSize(dtype));
+  std::mt19937_64 rng(1);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<unsigned char>(rng() % 0x7b);
+  return bytes;
+}
+
+void memcpyOf(benchmark::State &state, DType dtype) {
+  std::vector<unsigned char> src = randomTensor(dtype);
+  std::vector<unsigned char> dst(src.size());
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), src.size());
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(src.size()));
+}
+
+void cast(benchmark::State &state, DType from, DType to) {
+  std::vector<unsigned char> src = randomTensor(from);
+  std::vector<unsigned char> dst(kElements * dtypeSize(to));
+  for (auto _ : state) {
+    Status status = castElements(from, src.data(), to, dst.data(), kElements);
+    if (!status.ok()) {
+      state.SkipWithError(status.error().message.c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(src.size()));
+}
+
+/// copyRegion of `region` of a [kRows, kCols] `from` tensor through
+/// `permutation` into a dense `to` tensor of the permuted region's shape.
+void regionCopy(benchmark::State &state, DType from, DType to, Box region,
+                Permutation permutation) {
+  std::vector<unsigned char> src = randomTensor(from);
+  std::vector<int64_t> dstShape = permutation.apply(region.shape());
+  std::vector<unsigned char> dst(size_t(region.volume()) * dtypeSize(to));
+  TensorView srcView(src.data(), src.size(), from, {kRows, kCols});
+  MutableTensorView dstView(dst.data(), dst.size(), to, dstShape);
+  Box whole(std::vector<int64_t>(dstShape.size(), 0), dstShape);
+  for (auto _ : state) {
+    Status status = copyRegion(srcView, region, dstView, whole, permutation);
+    if (!status.ok()) {
+      state.SkipWithError(status.error().message.c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * region.volume() *
+                          int64_t(dtypeSize(from)));
+}
+
+Box wholeTensor() { return Box({0, 0}, {kRows, kCols}); }
+
+} // namespace
+
+BENCHMARK_CAPTURE(memcpyOf, float32, DType::F32)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(memcpyOf, bfloat16, DType::BF16)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float32_to_bfloat16, DType::F32, DType::BF16)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, bfloat16_to_float32, DType::BF16, DType::F32)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float32_to_float16, DType::F32, DType::F16)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float16_to_float32, DType::F16, DType::F32)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, bfloat16_to_float16, DType::BF16, DType::F16)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, bfloat16_to_float8_e4m3fn, DType::BF16, DType::F8E4M3)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float8_e4m3fn_to_bfloat16, DType::F8E4M3, DType::BF16)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(regionCopy, transpose_bfloat16, DType::BF16, DType::BF16,
+                  wholeTensor(), Permutation::reversed(2))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(regionCopy, transpose_bfloat16_to_float32, DType::BF16,
+                  DType::F32, wholeTensor(), Permutation::reversed(2))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(regionCopy, half_columns_bfloat16, DType::BF16, DType::BF16,
+                  Box({0, 0}, {kRows, kCols / 2}), Permutation::identity(2))
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();
