@@ -24,9 +24,9 @@
 // it prints "no CUDA GPU: ..." and exits 0.
 //
 //===----------------------------------------------------------------------===//
+#include "Device.h"
 #include "aoa/ir/Box.h"
 #include "aoa/ir/Permutation.h"
-#include "aoa/runtime/exec/Device.h"
 #include "aoa/runtime/transforms/StridedCopy.h"
 #include "aoa/runtime/transforms/TensorView.h"
 

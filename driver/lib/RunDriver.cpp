@@ -6,13 +6,9 @@
 #include "aoa/ir/ByteSize.h"
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/SourceManager.h"
-#include "aoa/runtime/exec/Device.h"
-#include "aoa/runtime/exec/DeviceExecutor.h"
-#include "aoa/runtime/exec/DeviceTransport.h"
-#include "aoa/runtime/exec/LocalExecutor.h"
-#include "aoa/runtime/exec/MpiExecutor.h"
-#include "aoa/runtime/exec/MpiSession.h"
-#include "aoa/runtime/exec/NcclRank.h"
+#include "aoa/runtime/backends/LocalBackend.h"
+#include "aoa/runtime/backends/MpiBackend.h"
+#include "aoa/runtime/backends/NcclBackend.h"
 #include "aoa/runtime/exec/ProgressMeter.h"
 #include "aoa/runtime/storage/DestinationFiles.h"
 #include "aoa/runtime/support/ContentHash.h"
@@ -300,14 +296,12 @@ int runWithNccl(const RunCommand &command, std::ostream &err) {
   if (!started.rank)
     return 1;
   runtime::NcclRank &rank = *started.rank;
-  std::string label = "nccl backend on " + rank.device().name();
+  std::string label = "nccl backend on " + rank.deviceName();
   return runAsRankOfJob(
       command, rank.group(), label,
       [&](const plan::Plan &plan, const runtime::RunOptions &runOptions,
           runtime::ProgressMeter *meter) {
-        return runtime::runPlanOnDevice(plan, runOptions, rank.group(),
-                                        rank.device(), rank.transport(),
-                                        rank.launcher(), meter);
+        return rank.run(plan, runOptions, meter);
       },
       err);
 }

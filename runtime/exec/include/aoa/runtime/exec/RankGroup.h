@@ -3,7 +3,7 @@
 // The mpi and nccl backends run one process per rank of a plan. The ranks
 // agree after every step that can fail and share a few numbers (totals,
 // finished files, hashes); a RankGroup offers exactly those collectives,
-// whatever carries them: MPI (MpiSession.h), NCCL when a job was started
+// whatever carries them: MPI (MpiBackend.h), NCCL when a job was started
 // without mpirun (RANK/WORLD_SIZE and a rendezvous directory), or nothing
 // for a job of one process. Every collective must be called by every rank,
 // in the same order.

@@ -1,10 +1,11 @@
 //===- StridedCopyElement.h - One element of a strided copy -----*- C++ -*-===//
 //
-// Shared by the CPU copies and the CUDA kernels (runtime/exec/lib/cuda);
-// included by C++ and by CUDA sources. How one element of a StridedCopy's
-// source becomes one element of its destination, as host and device code at
-// once (HostDevice.h): the CUDA kernels and the emulated device run exactly
-// this, so the GPU gives the bits the CPU gives.
+// Shared by the CPU copies and the CUDA kernels
+// (runtime/backends/nccl/lib/cuda); included by C++ and by CUDA sources. How
+// one element of a StridedCopy's source becomes one element of its
+// destination, as host and device code at once (HostDevice.h): the CUDA
+// kernels and the emulated device run exactly this, so the GPU gives the bits
+// the CPU gives.
 //
 // An element operation has storage types Src and Dst and a static convert().
 // CopyElement moves a word unchanged (a same-dtype copy; contiguous runs are

@@ -1,9 +1,9 @@
 //===- StridedCopyLaunch.h - How a strided copy runs on a GPU ---*- C++ -*-===//
 //
-// Shared by the CPU copies and the CUDA kernels (runtime/exec/lib/cuda);
-// included by C++ and by CUDA sources (no LLVM, no CUDA types). A
-// StridedCopy runs one of three ways, chosen once on the host by
-// planStridedCopyLaunch:
+// Shared by the CPU copies and the CUDA kernels
+// (runtime/backends/nccl/lib/cuda); included by C++ and by CUDA sources (no
+// LLVM, no CUDA types). A StridedCopy runs one of three ways, chosen once on
+// the host by planStridedCopyLaunch:
 //
 //  - Contiguous: a same-dtype copy of one contiguous run, as a memcpy
 //    (cudaMemcpyAsync on the GPU).

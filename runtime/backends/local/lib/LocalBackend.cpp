@@ -1,0 +1,200 @@
+//===- LocalBackend.cpp ---------------------------------------------------===//
+#include "aoa/runtime/backends/LocalBackend.h"
+
+#include "aoa/runtime/exec/DirectTransfers.h"
+#include "aoa/runtime/exec/MessageMatching.h"
+#include "aoa/runtime/exec/RunLifeCycle.h"
+
+namespace aoa::runtime {
+
+namespace {
+
+/// One instruction of one rank in the current round.
+struct Task {
+  RankRound *rank;
+  uint32_t instruction;
+  /// A write that copies its bytes straight from the source file.
+  const DirectTransfer *direct = nullptr;
+};
+
+Error prefixed(const std::string &where, const Error &error) {
+  return Error{where + ": " + error.message, error.hint};
+}
+
+/// The local backend's rounds: every rank's in lock step, each rank's
+/// buffers in its own arena (sized for its largest round, allocated when
+/// first used); a receive borrows the sender's buffer.
+class LocalRun final : public RunLifeCycle {
+public:
+  LocalRun(const plan::Plan &plan, const RunOptions &options,
+           const RankGroup &process, ProgressMeter *progress)
+      : RunLifeCycle(plan, options, process, RankScope::AllRanks, progress,
+                     JobLauncher()) {
+    arenaBytes_.resize(plan.programs.size());
+    for (uint32_t rank = 0; rank < plan.programs.size(); ++rank)
+      arenaBytes_[rank] =
+          largestRoundArenaBytes(plan, rank, ReceivedBuffers::Borrowed);
+  }
+
+private:
+  uint64_t hostBufferBytes() const override {
+    uint64_t bytes = 0;
+    for (uint64_t rankBytes : arenaBytes_)
+      bytes += rankBytes;
+    return bytes;
+  }
+  Status allocateBuffers() override {
+    arenas_.resize(plan_.programs.size());
+    return Status();
+  }
+  void releaseBuffers() override { arenas_.clear(); }
+  bool runRounds() override {
+    for (size_t r = 0; r < roundCount(); ++r)
+      if (Status status = runRound(r); !status.ok())
+        return agree(status);
+    return true;
+  }
+
+  Status runRound(size_t r) {
+    std::vector<RankRound> ranks;
+    ranks.reserve(plan_.programs.size());
+    bool anything = false;
+    for (uint32_t rank = 0; rank < plan_.programs.size(); ++rank) {
+      ranks.push_back(liveRound(rank, r));
+      anything |= !ranks.back().empty();
+    }
+    if (!anything)
+      return Status();
+    std::vector<std::vector<SendRef>> messages;
+    bool anyReceive = false;
+    for (const RankRound &rank : ranks)
+      anyReceive |= !rank.receives().empty();
+    if (anyReceive) {
+      Expected<std::vector<std::vector<SendRef>>> matches =
+          matchMessages(plan_, r);
+      if (!matches.ok())
+        return matches.error();
+      messages = std::move(*matches);
+    }
+    // directOf[rank][instruction]: the direct transfer a read or a write
+    // belongs to, or -1. Such reads are not run; their writes copy.
+    std::vector<DirectTransfer> direct;
+    if (options_.directCopy)
+      direct = findDirectTransfers(plan_, ranks, messages);
+    std::vector<std::vector<int32_t>> directOf(ranks.size());
+    for (size_t t = 0; t < direct.size(); ++t) {
+      for (auto [rank, i] : {std::make_pair(direct[t].readRank, direct[t].read),
+                             std::make_pair(direct[t].writeRank, direct[t].write)}) {
+        if (directOf[rank].empty())
+          directOf[rank].assign(ranks[rank].round().instructions.size(), -1);
+        directOf[rank][i] = int32_t(t);
+      }
+    }
+    auto directIndex = [&](uint32_t rank, uint32_t i) {
+      return directOf[rank].empty() ? -1 : directOf[rank][i];
+    };
+
+    std::vector<Task> reads, writes;
+    std::vector<std::vector<Task>> copyLevels;
+    for (RankRound &rank : ranks) {
+      if (rank.empty())
+        continue;
+      uint32_t id = rank.rank();
+      if (!arenas_[id] && arenaBytes_[id])
+        arenas_[id].reset(new uint8_t[arenaBytes_[id]]);
+      rank.layOutBuffers(arenas_[id].get(), ReceivedBuffers::Borrowed);
+      for (uint32_t i : rank.reads()) {
+        if (directIndex(id, i) < 0)
+          reads.push_back({&rank, i});
+        bytesRead_ += rank.bufferBytes(rank.instruction(i).buffer);
+      }
+      for (uint32_t i : rank.writes()) {
+        int32_t t = directIndex(id, i);
+        writes.push_back({&rank, i, t < 0 ? nullptr : &direct[size_t(t)]});
+      }
+      const auto &levels = rank.copyLevels();
+      if (copyLevels.size() < levels.size())
+        copyLevels.resize(levels.size());
+      for (size_t level = 0; level < levels.size(); ++level)
+        for (uint32_t i : levels[level])
+          copyLevels[level].push_back({&rank, i});
+    }
+
+    if (Status status = pool_->parallelFor(reads.size(), [&](size_t i) {
+          return reads[i].rank->runRead(reads[i].instruction, *sources_);
+        });
+        !status.ok())
+      return status;
+    deliverMessages(ranks, messages);
+    for (const std::vector<Task> &level : copyLevels)
+      if (Status status = pool_->parallelFor(level.size(), [&](size_t i) {
+            return level[i].rank->runCopy(level[i].instruction);
+          });
+          !status.ok())
+        return status;
+    return pool_->parallelFor(writes.size(), [&](size_t i) {
+      if (writes[i].direct)
+        return runDirectWrite(*writes[i].direct, ranks);
+      return writes[i].rank->runWrite(writes[i].instruction, *destinations_);
+    });
+  }
+
+private:
+  /// A receive takes the sender's buffers themselves (for a direct
+  /// transfer, memory nobody fills or reads).
+  void deliverMessages(std::vector<RankRound> &ranks,
+                       const std::vector<std::vector<SendRef>> &matches) {
+    for (RankRound &rank : ranks)
+      for (uint32_t i : rank.receives()) {
+        const plan::Instruction &recv = rank.instruction(i);
+        SendRef send = matches[rank.rank()][i];
+        const RankRound &sender = ranks[send.rank];
+        const plan::Instruction &sent = sender.instruction(send.instruction);
+        for (size_t b = 0; b < recv.buffers.size(); ++b) {
+          rank.setBuffer(recv.buffers[b], sender.buffer(sent.buffers[b]));
+          bytesExchanged_ += rank.bufferBytes(recv.buffers[b]);
+        }
+      }
+  }
+
+  /// The write of `transfer`, its bytes copied from the source file inside
+  /// the kernel; hashed afterwards by reading the staged file back.
+  Status runDirectWrite(const DirectTransfer &transfer,
+                        const std::vector<RankRound> &ranks) {
+    const RankRound &reader = ranks[transfer.readRank];
+    const RankRound &writer = ranks[transfer.writeRank];
+    const plan::Instruction &read = reader.instruction(transfer.read);
+    const plan::Instruction &write = writer.instruction(transfer.write);
+    Expected<SourceRun> run = sources_->locateRun(read.tensor, read.region);
+    if (!run.ok())
+      return prefixed(reader.where(), run.error());
+    // Without the source's bytes in memory the tensor is hashed by reading
+    // the staged file back (source files are not mapped: SourceFiles.h).
+    Status status = destinations_->writeRegionFromFile(
+        write.tensor, write.region, run->fd, run->fileOffset, nullptr);
+    if (!status.ok())
+      return prefixed(writer.where(), status.error());
+    bytesCopiedDirectly_ += run->size;
+    return Status();
+  }
+
+  /// By rank: its largest round's arena, and the arena once allocated.
+  std::vector<uint64_t> arenaBytes_;
+  std::vector<std::unique_ptr<uint8_t[]>> arenas_;
+};
+
+} // namespace
+
+Expected<RunReport> runPlanLocally(const plan::Plan &plan,
+                                   const RunOptions &options,
+                                   ProgressMeter *progress) {
+  std::unique_ptr<RankGroup> process = makeSingleRankGroup();
+  RankRunResult result = LocalRun(plan, options, *process, progress).run();
+  if (result.ok())
+    return result.report;
+  // A group of one fails only with its own error.
+  return result.error ? *result.error
+                      : Error{"the run failed", "see the messages above"};
+}
+
+} // namespace aoa::runtime

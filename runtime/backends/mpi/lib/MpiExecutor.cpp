@@ -1,0 +1,89 @@
+//===- MpiExecutor.cpp ----------------------------------------------------===//
+#include "aoa/runtime/backends/MpiBackend.h"
+
+#include "aoa/ir/ByteSize.h"
+#include "aoa/runtime/exec/RunLifeCycle.h"
+
+#include <new>
+
+namespace aoa::runtime {
+
+namespace {
+
+/// The mpi backend's rounds: host buffers in one arena, sized for the
+/// rank's largest round; messages over MPI.
+class MpiRun final : public RunLifeCycle {
+public:
+  MpiRun(const plan::Plan &plan, const RunOptions &options,
+         const MpiSession &session, ProgressMeter *progress)
+      : RunLifeCycle(plan, options, session, RankScope::OwnRank, progress,
+                     JobLauncher()),
+        session_(session),
+        arenaBytes_(largestRoundArenaBytes(plan, session.rank(),
+                                           ReceivedBuffers::Owned)) {}
+
+private:
+  uint64_t hostBufferBytes() const override { return arenaBytes_; }
+  Status allocateBuffers() override;
+  bool runRounds() override;
+  void releaseBuffers() override { arena_.reset(); }
+  Status runCopiesAndWrites(const RankRound &round);
+
+  const MpiSession &session_;
+  uint64_t arenaBytes_;
+  std::unique_ptr<uint8_t[]> arena_;
+};
+
+Status MpiRun::allocateBuffers() {
+  if (!arenaBytes_)
+    return Status();
+  arena_.reset(new (std::nothrow) uint8_t[arenaBytes_]);
+  if (!arena_)
+    return Error{"cannot allocate " + formatByteSize(int64_t(arenaBytes_)) +
+                     " for the buffers of this rank's largest round",
+                 "recompile the plan with a smaller --memory-budget, or "
+                 "start fewer ranks per host"};
+  return Status();
+}
+
+Status MpiRun::runCopiesAndWrites(const RankRound &round) {
+  for (const std::vector<uint32_t> &level : round.copyLevels())
+    if (Status status = pool_->parallelFor(
+            level.size(), [&](size_t k) { return round.runCopy(level[k]); });
+        !status.ok())
+      return withoutRank(std::move(status));
+  return runWrites(round);
+}
+
+bool MpiRun::runRounds() {
+  // Each round's agreement, before its messages are posted, also covers
+  // the copies and writes of the round before.
+  Status pending;
+  for (size_t r = 0; r < roundCount(); ++r) {
+    if (!roundHasWork(r))
+      continue;
+    RankRound round = liveRound(rank_, r);
+    if (!round.empty())
+      round.layOutBuffers(arena_.get(), ReceivedBuffers::Owned);
+    if (pending.ok())
+      pending = runReads(round);
+    if (!agree(pending))
+      return false;
+    pending = exchangeWithMpi(
+        session_, round, [&](uint32_t b) { return round.buffer(b); },
+        bytesExchanged_);
+    if (pending.ok())
+      pending = runCopiesAndWrites(round);
+  }
+  return agree(pending);
+}
+
+} // namespace
+
+RankRunResult runPlanWithMpi(const plan::Plan &plan, const RunOptions &options,
+                             const MpiSession &session,
+                             ProgressMeter *progress) {
+  return MpiRun(plan, options, session, progress).run();
+}
+
+} // namespace aoa::runtime
