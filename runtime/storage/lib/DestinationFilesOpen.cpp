@@ -1,5 +1,4 @@
-//===- DestinationFilesOpen.cpp - Preparing DST and resuming
-//---------------===//
+//===- DestinationFilesOpen.cpp - Preparing DST and resuming ----*- C++ -*-===//
 //
 // DestinationFiles' first steps (see DestinationFiles.h): preparing the
 // destination directory, loading the journals of an earlier run, checking
@@ -13,8 +12,8 @@
 #include "DestinationDirectory.h"
 #include "DestinationFileState.h"
 #include "FileSystemSupport.h"
+#include "RunJournal.h"
 #include "aoa/ir/HuggingFaceIndex.h"
-#include "aoa/runtime/storage/RunJournal.h"
 #include "aoa/runtime/storage/SafetensorsReader.h"
 #include "aoa/runtime/support/Messages.h"
 

@@ -1,5 +1,5 @@
 //===- RunJournal.cpp -----------------------------------------------------===//
-#include "aoa/runtime/storage/RunJournal.h"
+#include "RunJournal.h"
 
 #include "aoa/runtime/support/ContentHash.h"
 #include "aoa/runtime/support/FaultInjection.h"

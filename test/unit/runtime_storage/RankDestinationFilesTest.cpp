@@ -12,11 +12,11 @@
 //===----------------------------------------------------------------------===//
 #include "CapturedDiagnostics.h"
 #include "SamplePlanText.h"
+#include "RunJournal.h"
 #include "ScratchDirectory.h"
 
 #include "aoa/formats/plan/PlanReader.h"
 #include "aoa/runtime/storage/DestinationFiles.h"
-#include "aoa/runtime/storage/RunJournal.h"
 #include "aoa/runtime/support/ContentHash.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,6 @@
 //===- RunJournalTest.cpp -------------------------------------------------===//
+#include "RunJournal.h"
 #include "ScratchDirectory.h"
-
-#include "aoa/runtime/storage/RunJournal.h"
 
 #include <gtest/gtest.h>
 
