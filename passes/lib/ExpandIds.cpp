@@ -111,6 +111,22 @@ std::string substitute(const std::vector<Segment> &segments,
   return out;
 }
 
+/// The name a template statement is expanded from, and where it is.
+struct Template {
+  const Name *name = nullptr;
+  bool onLeft = true;
+  std::vector<Segment> segments;
+  std::set<std::string> placeholders;
+};
+
+std::set<std::string> placeholdersOf(const std::vector<Segment> &segments) {
+  std::set<std::string> used;
+  for (const Segment &s : segments)
+    if (s.placeholder)
+      used.insert(s.text);
+  return used;
+}
+
 class ExpandIdsPass : public Pass {
 public:
   const char *name() const override { return "expand-ids"; }
@@ -149,10 +165,11 @@ const Name *chooseTemplate(const Statement &statement, bool reverse,
   return firstIn(other);
 }
 
-bool ExpandIdsPass::expand(CompilationState &state, const Statement &statement,
-                           bool offsetMacro, std::vector<Statement> &out) {
-  // Parse every name; decide whether this macro applies.
-  bool applies = false;
+/// Parses every name of `statement`; sets `applies` when this macro (the
+/// offset one or the plain one) has a placeholder to expand.
+bool parseNames(CompilationState &state, const Statement &statement,
+                bool offsetMacro, bool &applies) {
+  applies = false;
   for (const std::vector<Name> *side : {&statement.lhs, &statement.rhs})
     for (const Name &name : *side) {
       if (name.quoted || name.temporary)
@@ -168,99 +185,74 @@ bool ExpandIdsPass::expand(CompilationState &state, const Statement &statement,
       bool offset = name.text.find(kLayerIdOffset) != std::string::npos;
       applies |= offsetMacro ? offset : hasPlaceholder(segments);
     }
-  if (!applies) {
-    out.push_back(statement);
-    return true;
-  }
+  return true;
+}
 
-  bool templateOnLeft = true;
-  const Name *templateName =
-      chooseTemplate(statement, state.program.reverse, templateOnLeft);
+/// The template name of a statement whose names all parsed.
+Template findTemplate(const Statement &statement, bool reverse,
+                      bool offsetMacro) {
+  Template found;
+  found.name = chooseTemplate(statement, reverse, found.onLeft);
   if (offsetMacro) {
     // The template is the first name with the offset tag.
     for (const std::vector<Name> *side : {&statement.lhs, &statement.rhs})
       for (const Name &name : *side)
-        if (!name.quoted && name.text.find(kLayerIdOffset) != std::string::npos &&
-            (templateName == nullptr ||
-             templateName->text.find(kLayerIdOffset) == std::string::npos)) {
-          templateName = &name;
-          templateOnLeft = side == &statement.lhs;
+        if (!name.quoted &&
+            name.text.find(kLayerIdOffset) != std::string::npos &&
+            (found.name == nullptr ||
+             found.name->text.find(kLayerIdOffset) == std::string::npos)) {
+          found.name = &name;
+          found.onLeft = side == &statement.lhs;
         }
   }
-  const KeySpace &keys =
-      templateOnLeft ? state.keysOfLeftNames() : state.keysOfRightNames();
-  if (!keys.present()) {
-    reportAt(state, statement, templateName->location,
-             "template '" + templateName->text +
-                 "' needs the keys of the " +
-                 (state.program.reverse ? "source" : "destination") +
-                 " side, but no destination layout was given")
-        .hint("pass --dst, or put the template on the side of the source keys");
-    return false;
-  }
-
-  std::vector<Segment> templateSegments;
   std::string unknown;
-  parseTemplate(templateName->text, templateSegments, unknown);
-  std::set<std::string> templatePlaceholders;
-  for (const Segment &s : templateSegments)
-    if (s.placeholder)
-      templatePlaceholders.insert(s.text);
-  if (offsetMacro && templatePlaceholders.size() > 1) {
-    reportAt(state, statement, templateName->location,
-             "$LAYER_ID_OFFSET cannot be combined with other placeholders in '" +
-                 templateName->text + "'");
-    return false;
-  }
+  parseTemplate(found.name->text, found.segments, unknown);
+  found.placeholders = placeholdersOf(found.segments);
+  return found;
+}
 
-  // Every other name must use exactly the template's placeholders, so that
-  // each expansion names distinct keys.
+/// Every other name must use exactly the template's placeholders, so that
+/// each expansion names distinct keys.
+bool checkSamePlaceholders(CompilationState &state, const Statement &statement,
+                           const Template &tmpl) {
   for (const std::vector<Name> *side : {&statement.lhs, &statement.rhs})
     for (const Name &name : *side) {
       if (name.isPlaceholder() || name.temporary)
         continue;
       std::vector<Segment> segments;
+      std::string unknown;
       parseTemplate(name.text, segments, unknown);
-      std::set<std::string> used;
-      for (const Segment &s : segments)
-        if (s.placeholder)
-          used.insert(s.text);
-      if (name.quoted)
-        used.clear();
-      if (used != templatePlaceholders) {
-        std::string list;
-        for (const std::string &p : templatePlaceholders)
-          list += (list.empty() ? "" : ", ") + p;
-        reportAt(state, statement, name.location,
-                 "'" + name.text + "' must use the same placeholders as the "
-                 "template '" + templateName->text + "' (" + list + ")")
-            .hint("every name of a template statement is expanded with the "
-                  "same ids; write the placeholders in each name");
-        return false;
-      }
+      std::set<std::string> used =
+          name.quoted ? std::set<std::string>() : placeholdersOf(segments);
+      if (used == tmpl.placeholders)
+        continue;
+      std::string list;
+      for (const std::string &p : tmpl.placeholders)
+        list += (list.empty() ? "" : ", ") + p;
+      reportAt(state, statement, name.location,
+               "'" + name.text + "' must use the same placeholders as the "
+               "template '" + tmpl.name->text + "' (" + list + ")")
+          .hint("every name of a template statement is expanded with the "
+                "same ids; write the placeholders in each name");
+      return false;
     }
+  return true;
+}
 
-  // Collect the id combinations that exist among the keys.
-  std::string prefix = templateSegments.front().placeholder
+/// The id combinations that exist among `keys`, in Paddle's order: by
+/// placeholder name (EXPERT_ID before LAYER_ID), each by numeric value.
+std::vector<Captures> idCombinations(const Template &tmpl,
+                                     const KeySpace &keys) {
+  std::string prefix = tmpl.segments.front().placeholder
                            ? std::string()
-                           : templateSegments.front().text;
+                           : tmpl.segments.front().text;
   auto [begin, end] = keysWithPrefix(keys.names(), prefix);
   std::set<Captures> combos;
   for (auto it = begin; it != end; ++it) {
     Captures captures;
-    if (matchFrom(templateSegments, 0, *it, 0, captures))
+    if (matchFrom(tmpl.segments, 0, *it, 0, captures))
       combos.insert(captures);
   }
-  if (combos.empty()) {
-    reportAt(state, statement, templateName->location,
-             "template '" + templateName->text + "' matches no " +
-                 keys.sideName() + " key")
-        .hint("placeholders match decimal ids; check the spelling against the " +
-              keys.sideName() + " metadata");
-    return false;
-  }
-  // Paddle's order: by placeholder name (EXPERT_ID before LAYER_ID), each by
-  // numeric value.
   std::vector<Captures> ordered(combos.begin(), combos.end());
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const Captures &a, const Captures &b) {
@@ -275,18 +267,75 @@ bool ExpandIdsPass::expand(CompilationState &state, const Statement &statement,
                      }
                      return false;
                    });
+  return ordered;
+}
 
-  for (const Captures &combo : ordered) {
+/// `names` with their placeholders replaced by `values`.
+std::vector<Name> substituteNames(const std::vector<Name> &names,
+                                  const Captures &values) {
+  std::vector<Name> result;
+  for (const Name &name : names) {
+    Name copy = name;
+    if (!name.quoted && !name.temporary && !name.isPlaceholder()) {
+      std::vector<Segment> segments;
+      std::string unknown;
+      parseTemplate(name.text, segments, unknown);
+      copy.text = substitute(segments, values);
+    }
+    result.push_back(std::move(copy));
+  }
+  return result;
+}
+
+bool ExpandIdsPass::expand(CompilationState &state, const Statement &statement,
+                           bool offsetMacro, std::vector<Statement> &out) {
+  bool applies = false;
+  if (!parseNames(state, statement, offsetMacro, applies))
+    return false;
+  if (!applies) {
+    out.push_back(statement);
+    return true;
+  }
+  Template tmpl = findTemplate(statement, state.program.reverse, offsetMacro);
+  const KeySpace &keys =
+      tmpl.onLeft ? state.keysOfLeftNames() : state.keysOfRightNames();
+  if (!keys.present()) {
+    reportAt(state, statement, tmpl.name->location,
+             "template '" + tmpl.name->text + "' needs the keys of the " +
+                 (state.program.reverse ? "source" : "destination") +
+                 " side, but no destination layout was given")
+        .hint("pass --dst, or put the template on the side of the source keys");
+    return false;
+  }
+  if (offsetMacro && tmpl.placeholders.size() > 1) {
+    reportAt(state, statement, tmpl.name->location,
+             "$LAYER_ID_OFFSET cannot be combined with other placeholders in '" +
+                 tmpl.name->text + "'");
+    return false;
+  }
+  if (!checkSamePlaceholders(state, statement, tmpl))
+    return false;
+
+  std::vector<Captures> combinations = idCombinations(tmpl, keys);
+  if (combinations.empty()) {
+    reportAt(state, statement, tmpl.name->location,
+             "template '" + tmpl.name->text + "' matches no " +
+                 keys.sideName() + " key")
+        .hint("placeholders match decimal ids; check the spelling against the " +
+              keys.sideName() + " metadata");
+    return false;
+  }
+  for (const Captures &combo : combinations) {
     Captures otherSide = combo;
     if (offsetMacro) {
       // The names across the arrow from the template get the previous layer
       // (forward: the source layer L feeds destination layer L - 1).
       int64_t layer = digitsValue(combo.at(std::string(kLayerIdOffset)));
-      int64_t shifted = templateOnLeft ? layer - 1 : layer + 1;
+      int64_t shifted = tmpl.onLeft ? layer - 1 : layer + 1;
       if (shifted < 0) {
-        reportAt(state, statement, templateName->location,
+        reportAt(state, statement, tmpl.name->location,
                  "layer " + std::to_string(layer) + " matched by '" +
-                     templateName->text + "' has no previous layer")
+                     tmpl.name->text + "' has no previous layer")
             .hint("$LAYER_ID_OFFSET maps layer L on the left to layer L-1 on "
                   "the right; the left keys must start at layer 1");
         return false;
@@ -296,22 +345,8 @@ bool ExpandIdsPass::expand(CompilationState &state, const Statement &statement,
     Statement child = deriveStatement(statement, name());
     child.tags = statement.tags;
     child.attributes = statement.attributes;
-    auto rewrite = [&](const std::vector<Name> &names, bool left) {
-      std::vector<Name> result;
-      for (const Name &name : names) {
-        Name copy = name;
-        if (!name.quoted && !name.temporary && !name.isPlaceholder()) {
-          std::vector<Segment> segments;
-          parseTemplate(name.text, segments, unknown);
-          copy.text = substitute(segments, left == templateOnLeft ? combo
-                                                                  : otherSide);
-        }
-        result.push_back(std::move(copy));
-      }
-      return result;
-    };
-    child.lhs = rewrite(statement.lhs, true);
-    child.rhs = rewrite(statement.rhs, false);
+    child.lhs = substituteNames(statement.lhs, tmpl.onLeft ? combo : otherSide);
+    child.rhs = substituteNames(statement.rhs, tmpl.onLeft ? otherSide : combo);
     out.push_back(std::move(child));
   }
   return true;
