@@ -34,6 +34,14 @@ struct TransformList {
   uint32_t count = 0;
 };
 
+/// A rank section's flat arrays (RankDecoder.cpp), each checked against the
+/// section's size; records are read from them in order.
+struct RankArrays {
+  uint64_t rounds = 0, buffers = 0, instructions = 0, listCount = 0;
+  std::string_view roundRecords, bufferRecords, instructionRecords,
+      listEntries, pool;
+};
+
 class PlanDecoder {
 public:
   PlanDecoder(const std::string &path, ByteSource &source, DiagnosticEngine &diags)
@@ -68,6 +76,15 @@ private:
   bool transforms(std::string_view bytes);
   bool lists(std::string_view bytes);
   bool program(uint32_t r, std::string_view bytes);
+  bool rankArrays(std::string_view bytes, RankArrays &arrays);
+  bool buffer(ByteCursor &records, std::string_view pool,
+              plan::BufferDecl &decl, const std::string &what);
+  bool instruction(ByteCursor &records, const RankArrays &arrays,
+                   plan::Instruction &in, const std::string &what);
+  /// The fields `in`'s opcode uses point inside the plan; `buffers` is the
+  /// count of its round's buffers.
+  bool instructionReferences(const plan::Instruction &in, uint32_t buffers,
+                             const std::string &what);
 
   const std::string &path_;
   ByteSource &source_;

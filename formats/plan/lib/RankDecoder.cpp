@@ -13,12 +13,15 @@
 namespace aoa {
 namespace binplan {
 
-bool PlanDecoder::program(uint32_t rankId, std::string_view bytes) {
+bool PlanDecoder::rankArrays(std::string_view bytes, RankArrays &arrays) {
   ByteCursor c(bytes);
   if (!c.has(40))
     return fail("ends before its counts");
-  uint64_t rounds = c.u64(), buffers = c.u64(), instructions = c.u64(),
-           listCount = c.u64(), intCount = c.u64();
+  arrays.rounds = c.u64();
+  arrays.buffers = c.u64();
+  arrays.instructions = c.u64();
+  arrays.listCount = c.u64();
+  uint64_t intCount = c.u64();
   uint64_t left = c.remaining();
   auto take = [&](uint64_t n, uint64_t size) {
     if (n > left / size)
@@ -26,15 +29,17 @@ bool PlanDecoder::program(uint32_t rankId, std::string_view bytes) {
     left -= n * size;
     return true;
   };
-  if (!take(rounds, kRoundRecordSize) || !take(buffers, kBufferRecordSize) ||
-      !take(instructions, kInstructionRecordSize) || !take(listCount, 4))
+  if (!take(arrays.rounds, kRoundRecordSize) ||
+      !take(arrays.buffers, kBufferRecordSize) ||
+      !take(arrays.instructions, kInstructionRecordSize) ||
+      !take(arrays.listCount, 4))
     return fail("its round, buffer, instruction and buffer-list counts are "
                 "more than the section's bytes hold");
-  std::string_view roundRecords = c.take(rounds * kRoundRecordSize);
-  std::string_view bufferRecords = c.take(buffers * kBufferRecordSize);
-  std::string_view instructionRecords =
-      c.take(instructions * kInstructionRecordSize);
-  std::string_view listEntries = c.take(listCount * 4);
+  arrays.roundRecords = c.take(arrays.rounds * kRoundRecordSize);
+  arrays.bufferRecords = c.take(arrays.buffers * kBufferRecordSize);
+  arrays.instructionRecords =
+      c.take(arrays.instructions * kInstructionRecordSize);
+  arrays.listEntries = c.take(arrays.listCount * 4);
   size_t padding = (8 - c.offset() % 8) % 8;
   if (!c.has(padding) ||
       c.take(padding).find_first_not_of('\0') != std::string_view::npos)
@@ -43,99 +48,125 @@ bool PlanDecoder::program(uint32_t rankId, std::string_view bytes) {
     return fail("its integer count " + std::to_string(intCount) +
                 " does not match the " + std::to_string(c.remaining()) +
                 " bytes left");
-  std::string_view pool = c.take(intCount * 8);
+  arrays.pool = c.take(intCount * 8);
+  return true;
+}
 
+bool PlanDecoder::buffer(ByteCursor &records, std::string_view pool,
+                         plan::BufferDecl &decl, const std::string &what) {
+  uint8_t code = records.u8(), r1 = records.u8();
+  uint16_t r2 = records.u16();
+  uint32_t shapeRank = records.u32();
+  uint64_t first = records.u64();
+  if (r1 || r2)
+    return fail(what + " has a reserved field that is not zero");
+  return dtype(code, decl.dtype, what) &&
+         ints(pool, first, shapeRank, decl.shape, what);
+}
+
+bool PlanDecoder::instruction(ByteCursor &records, const RankArrays &arrays,
+                              plan::Instruction &in, const std::string &what) {
+  uint8_t op = records.u8(), r1 = records.u8();
+  uint16_t r2 = records.u16();
+  in.buffer = records.u32();
+  in.input = records.u32();
+  in.tensor = records.u32();
+  in.peer = records.u32();
+  uint32_t transform = records.u32(), regionRank = records.u32(),
+           bufferCount = records.u32();
+  uint64_t firstInt = records.u64(), firstBuffer = records.u64();
+  if (op > uint8_t(plan::Opcode::Write))
+    return fail(what + " has an unknown opcode " + std::to_string(op));
+  if (r1 || r2)
+    return fail(what + " has a reserved field that is not zero");
+  in.opcode = plan::Opcode(op);
+  if (transform >= transformLists_.size())
+    return fail(what + " refers to transform " + std::to_string(transform) +
+                ", but the transform table has " +
+                std::to_string(transformLists_.size()));
+  const TransformList &list = transformLists_[transform];
+  in.transform.assign(steps_.begin() + list.first,
+                      steps_.begin() + list.first + list.count);
+  if (!box(arrays.pool, firstInt, regionRank, in.region, what + "'s region"))
+    return false;
+  uint64_t listCount = arrays.listCount;
+  if (firstBuffer > listCount || bufferCount > listCount - firstBuffer)
+    return fail(what + " lists buffers " + std::to_string(firstBuffer) +
+                " + " + std::to_string(bufferCount) + " of " +
+                std::to_string(listCount));
+  ByteCursor entries(
+      arrays.listEntries.substr(firstBuffer * 4, uint64_t(bufferCount) * 4));
+  in.buffers.resize(bufferCount);
+  for (uint32_t &id : in.buffers)
+    id = entries.u32();
+  return true;
+}
+
+bool PlanDecoder::instructionReferences(const plan::Instruction &in,
+                                        uint32_t buffers,
+                                        const std::string &what) {
+  auto bufferOk = [&](uint32_t id) { return id < buffers; };
+  bool usesBuffer = in.opcode == plan::Opcode::Read ||
+                    in.opcode == plan::Opcode::Copy ||
+                    in.opcode == plan::Opcode::Write;
+  if (usesBuffer && !bufferOk(in.buffer))
+    return fail(what + " refers to buffer %" + std::to_string(in.buffer) +
+                ", but the round declares " + std::to_string(buffers));
+  if (in.opcode == plan::Opcode::Copy && !bufferOk(in.input))
+    return fail(what + " copies buffer %" + std::to_string(in.input) +
+                ", but the round declares " + std::to_string(buffers));
+  for (uint32_t id : in.buffers)
+    if (!bufferOk(id))
+      return fail(what + " lists buffer %" + std::to_string(id) +
+                  ", but the round declares " + std::to_string(buffers));
+  uint64_t tensors = in.opcode == plan::Opcode::Read
+                         ? plan_.sourceTensors.size()
+                     : in.opcode == plan::Opcode::Write
+                         ? plan_.destinationTensors.size()
+                         : UINT64_MAX;
+  if (in.tensor >= tensors)
+    return fail(what + " refers to tensor " + std::to_string(in.tensor) +
+                ", but there are " + std::to_string(tensors));
+  bool exchanges =
+      in.opcode == plan::Opcode::Send || in.opcode == plan::Opcode::Recv;
+  if (exchanges && in.peer >= plan_.ranks)
+    return fail(what + " names peer rank " + std::to_string(in.peer) +
+                ", but the plan has " + std::to_string(plan_.ranks));
+  return true;
+}
+
+bool PlanDecoder::program(uint32_t rankId, std::string_view bytes) {
+  RankArrays arrays;
+  if (!rankArrays(bytes, arrays))
+    return false;
   plan::RankProgram &program = plan_.programs[rankId];
-  program.rounds.resize(rounds);
-  ByteCursor rr(roundRecords), br(bufferRecords), ir(instructionRecords);
-  uint64_t buffersLeft = buffers, instructionsLeft = instructions;
-  std::vector<int64_t> values;
-  for (uint64_t k = 0; k < rounds; ++k) {
+  program.rounds.resize(arrays.rounds);
+  ByteCursor roundRecords(arrays.roundRecords),
+      bufferRecords(arrays.bufferRecords),
+      instructionRecords(arrays.instructionRecords);
+  uint64_t buffersLeft = arrays.buffers;
+  uint64_t instructionsLeft = arrays.instructions;
+  for (uint64_t k = 0; k < arrays.rounds; ++k) {
     plan::Round &round = program.rounds[k];
     std::string roundName = "round " + std::to_string(k);
-    uint32_t nb = rr.u32(), ni = rr.u32();
+    uint32_t nb = roundRecords.u32(), ni = roundRecords.u32();
     if (nb > buffersLeft || ni > instructionsLeft)
       return fail(roundName + " declares more buffers or instructions than "
                               "the section holds");
     buffersLeft -= nb;
     instructionsLeft -= ni;
     round.buffers.resize(nb);
-    for (uint32_t b = 0; b < nb; ++b) {
-      plan::BufferDecl &decl = round.buffers[b];
-      std::string what = roundName + ", buffer %" + std::to_string(b);
-      uint8_t code = br.u8(), r1 = br.u8();
-      uint16_t r2 = br.u16();
-      uint32_t shapeRank = br.u32();
-      uint64_t first = br.u64();
-      if (r1 || r2)
-        return fail(what + " has a reserved field that is not zero");
-      if (!dtype(code, decl.dtype, what) ||
-          !ints(pool, first, shapeRank, decl.shape, what))
+    for (uint32_t b = 0; b < nb; ++b)
+      if (!buffer(bufferRecords, arrays.pool, round.buffers[b],
+                  roundName + ", buffer %" + std::to_string(b)))
         return false;
-    }
     round.instructions.resize(ni);
     for (uint32_t i = 0; i < ni; ++i) {
-      plan::Instruction &in = round.instructions[i];
       std::string what = roundName + ", instruction " + std::to_string(i);
-      uint8_t op = ir.u8(), r1 = ir.u8();
-      uint16_t r2 = ir.u16();
-      in.buffer = ir.u32();
-      in.input = ir.u32();
-      in.tensor = ir.u32();
-      in.peer = ir.u32();
-      uint32_t transform = ir.u32(), regionRank = ir.u32(),
-               bufferCount = ir.u32();
-      uint64_t firstInt = ir.u64(), firstBuffer = ir.u64();
-      if (op > uint8_t(plan::Opcode::Write))
-        return fail(what + " has an unknown opcode " + std::to_string(op));
-      if (r1 || r2)
-        return fail(what + " has a reserved field that is not zero");
-      in.opcode = plan::Opcode(op);
-      if (transform >= transformLists_.size())
-        return fail(what + " refers to transform " + std::to_string(transform) +
-                    ", but the transform table has " +
-                    std::to_string(transformLists_.size()));
-      const TransformList &list = transformLists_[transform];
-      in.transform.assign(steps_.begin() + list.first,
-                          steps_.begin() + list.first + list.count);
-      if (!box(pool, firstInt, regionRank, in.region, what + "'s region"))
+      if (!instruction(instructionRecords, arrays, round.instructions[i],
+                       what) ||
+          !instructionReferences(round.instructions[i], nb, what))
         return false;
-      if (firstBuffer > listCount || bufferCount > listCount - firstBuffer)
-        return fail(what + " lists buffers " + std::to_string(firstBuffer) +
-                    " + " + std::to_string(bufferCount) + " of " +
-                    std::to_string(listCount));
-      ByteCursor lc(listEntries.substr(firstBuffer * 4, uint64_t(bufferCount) * 4));
-      in.buffers.resize(bufferCount);
-      for (uint32_t &id : in.buffers)
-        id = lc.u32();
-      // The fields each opcode uses must point inside the plan.
-      auto bufferOk = [&](uint32_t id) { return id < nb; };
-      bool usesBuffer = in.opcode == plan::Opcode::Read ||
-                        in.opcode == plan::Opcode::Copy ||
-                        in.opcode == plan::Opcode::Write;
-      if (usesBuffer && !bufferOk(in.buffer))
-        return fail(what + " refers to buffer %" + std::to_string(in.buffer) +
-                    ", but the round declares " + std::to_string(nb));
-      if (in.opcode == plan::Opcode::Copy && !bufferOk(in.input))
-        return fail(what + " copies buffer %" + std::to_string(in.input) +
-                    ", but the round declares " + std::to_string(nb));
-      for (uint32_t id : in.buffers)
-        if (!bufferOk(id))
-          return fail(what + " lists buffer %" + std::to_string(id) +
-                      ", but the round declares " + std::to_string(nb));
-      uint64_t tensors = in.opcode == plan::Opcode::Read
-                             ? plan_.sourceTensors.size()
-                         : in.opcode == plan::Opcode::Write
-                             ? plan_.destinationTensors.size()
-                             : UINT64_MAX;
-      if (in.tensor >= tensors)
-        return fail(what + " refers to tensor " + std::to_string(in.tensor) +
-                    ", but there are " + std::to_string(tensors));
-      bool exchanges = in.opcode == plan::Opcode::Send ||
-                       in.opcode == plan::Opcode::Recv;
-      if (exchanges && in.peer >= plan_.ranks)
-        return fail(what + " names peer rank " + std::to_string(in.peer) +
-                    ", but the plan has " + std::to_string(plan_.ranks));
     }
   }
   if (buffersLeft || instructionsLeft)
