@@ -91,7 +91,14 @@ bool PlanDecoder::header(PlanOrigin *origin) {
     if (flags & kHasDestinationLayoutHash)
       origin->destinationLayoutHash = destinationHash;
   }
+  return directory(sections, directorySum, fileSize);
+}
 
+bool PlanDecoder::directory(uint32_t sections, uint64_t directorySum,
+                            uint64_t fileSize) {
+  std::string storage;
+  std::string_view bytes;
+  std::string error;
   uint64_t directorySize = uint64_t(sections) * kDirectoryEntrySize;
   if (directorySize > fileSize - kHeaderSize)
     return fail("the section directory runs past the end of the file");

@@ -58,6 +58,9 @@ public:
 
 private:
   bool fail(const std::string &what, const std::string &hint = "");
+  /// The section directory that follows the header: its checksum, then
+  /// every section contiguous and inside the file.
+  bool directory(uint32_t sections, uint64_t directorySum, uint64_t fileSize);
   /// Fetches section `id` and checks its checksum.
   bool fetch(uint64_t id, std::string &storage, std::string_view &bytes);
   /// Reads `count` (a u64) and checks that `count` records of `size` bytes
