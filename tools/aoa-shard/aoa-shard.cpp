@@ -1,28 +1,19 @@
 //===- aoa-shard.cpp - Write a checkpoint in a given layout ---------------===//
 //
-// Parses flags, loads the layout (MetadataLoader), picks the data source
-// (TensorSupplier.h: a checkpoint directory of any kind, opened with
-// CheckpointDirectory.h; a file of whole tensors; a synthetic fill) and
-// writes the checkpoint (ShardedCheckpointWriter.h).
+// Parses flags and calls runShard (aoa/driver/ShardDriver.h): load the
+// layout, pick the data's source, write the checkpoint.
 //
 //===----------------------------------------------------------------------===//
-#include "aoa/checkpoint/CheckpointReader.h"
-#include "aoa/checkpoint/ShardedCheckpointWriter.h"
-#include "aoa/checkpoint/TensorSupplier.h"
-#include "aoa/formats/CheckpointDirectory.h"
-#include "aoa/formats/metadata/MetadataLoader.h"
+#include "aoa/driver/ShardDriver.h"
 
 #include "llvm/Support/CommandLine.h"
 
 #include <csignal>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
-#include <optional>
 #include <unistd.h>
 
 namespace cl = llvm::cl;
-using aoa::runtime::Error;
 
 static cl::OptionCategory category("aoa-shard options");
 
@@ -52,13 +43,6 @@ static cl::opt<bool> overwrite(
              "output directory"),
     cl::cat(category));
 
-static int fail(const Error &error) {
-  std::cerr << "aoa-shard: error: " << error.message << "\n";
-  if (!error.hint.empty())
-    std::cerr << "hint: " << error.hint << "\n";
-  return 1;
-}
-
 int main(int argc, char **argv) {
   // A file-size limit (ulimit -f) must be an error message, not a signal.
   std::signal(SIGXFSZ, SIG_IGN);
@@ -80,86 +64,12 @@ int main(int argc, char **argv) {
       "  error; a failed run removes the files it wrote and writes no\n"
       "  metadata.json.\n");
 
-  if (fromPath.empty() == fillSpec.empty())
-    return fail(Error{"give the data's source: either --from or --fill",
-                      "--from=DIR (a checkpoint), --from=FILE.safetensors "
-                      "(whole tensors), --fill=random[:SEED] or --fill=iota"});
-
-  aoa::SourceManager sources;
-  aoa::DiagnosticEngine diags(sources);
-  bool color = ::isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr;
-  aoa::TextDiagnosticPrinter printer(std::cerr, sources, color);
-  diags.setHandler(printer.handler());
-  auto loadMetadata = [&](const std::string &path) {
-    std::optional<aoa::ShardMetadata> metadata =
-        aoa::loadShardMetadata(path, sources, diags);
-    if (!metadata)
-      std::cerr << diags.errorCount()
-                << (diags.errorCount() == 1 ? " error" : " errors")
-                << " generated.\n";
-    return metadata;
-  };
-
-  std::optional<aoa::ShardMetadata> layout = loadMetadata(layoutPath);
-  if (!layout)
-    return 1;
-
-  std::optional<aoa::checkpoint::CheckpointReader> source;
-  std::unique_ptr<aoa::checkpoint::TensorSupplier> supplier;
-  namespace fs = std::filesystem;
-  std::error_code ignored;
-  if (!fillSpec.empty()) {
-    aoa::runtime::Expected<aoa::checkpoint::SyntheticFill> fill =
-        aoa::checkpoint::parseSyntheticFill(fillSpec);
-    if (!fill)
-      return fail(fill.error());
-    supplier = aoa::checkpoint::makeSyntheticSupplier(*fill);
-  } else if (fs::is_directory(fromPath.getValue())) {
-    if (fs::equivalent(fromPath.getValue(), outputDirectory.getValue(),
-                       ignored))
-      return fail(Error{"the output directory " + outputDirectory +
-                            " is the source checkpoint's directory",
-                        "write the new checkpoint into another directory"});
-    // The files are checked below, with the reader's messages.
-    aoa::formats::OpenCheckpointOptions open;
-    open.checkFiles = false;
-    aoa::runtime::Expected<aoa::formats::CheckpointDirectory> checkpoint =
-        aoa::formats::openCheckpointDirectory(fromPath, sources, diags, open);
-    if (!checkpoint) {
-      if (!diags.hadErrors())
-        return fail(checkpoint.error());
-      std::cerr << diags.errorCount()
-                << (diags.errorCount() == 1 ? " error" : " errors")
-                << " generated.\n";
-      return 1;
-    }
-    source.emplace(fromPath, std::move(checkpoint->metadata));
-    std::vector<Error> problems = source->validate();
-    for (size_t i = 0; i + 1 < problems.size(); ++i)
-      (void)fail(problems[i]);
-    if (!problems.empty())
-      return fail(problems.back());
-    supplier = aoa::checkpoint::makeCheckpointSupplier(*source);
-  } else {
-    aoa::runtime::Expected<std::unique_ptr<aoa::checkpoint::TensorSupplier>> file =
-        aoa::checkpoint::openSafetensorsSupplier(fromPath);
-    if (!file)
-      return fail(file.error());
-    supplier = std::move(*file);
-  }
-
-  aoa::checkpoint::ShardedCheckpointWriterOptions options;
-  options.overwrite = overwrite;
-  aoa::runtime::Expected<aoa::checkpoint::WrittenCheckpoint> written =
-      aoa::checkpoint::writeShardedCheckpoint(*layout, *supplier, outputDirectory,
-                                           options);
-  if (!written)
-    return fail(written.error());
-  std::cout << "wrote " << written->fileCount
-            << (written->fileCount == 1 ? " file" : " files") << " ("
-            << written->metadata.shardCount() << " shards of "
-            << written->metadata.tensorCount() << " keys, "
-            << written->dataBytes << " bytes of tensor data) from "
-            << supplier->description() << " to " << outputDirectory << "\n";
-  return 0;
+  aoa::ShardCommand command;
+  command.layoutPath = layoutPath;
+  command.fromPath = fromPath;
+  command.fillSpec = fillSpec;
+  command.outputDirectory = outputDirectory;
+  command.overwrite = overwrite;
+  command.color = ::isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  return aoa::runShard(command, std::cout, std::cerr);
 }
