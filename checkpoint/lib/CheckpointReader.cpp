@@ -35,6 +35,63 @@ const char *const kMismatchHint =
     "the file does not match the checkpoint's metadata: it was replaced, "
     "rewritten, or belongs to another checkpoint";
 
+/// The parts of `boxes` inside `within`.
+std::vector<Box> intersectAll(llvm::ArrayRef<Box> boxes, const Box &within) {
+  std::vector<Box> parts;
+  for (const Box &box : boxes)
+    if (std::optional<Box> part = intersect(box, within))
+      parts.push_back(*part);
+  return parts;
+}
+
+/// `boxes` less every box of `holes`.
+std::vector<Box> subtractAll(std::vector<Box> boxes, llvm::ArrayRef<Box> holes) {
+  for (const Box &hole : holes) {
+    std::vector<Box> next;
+    for (const Box &box : boxes)
+      for (Box &rest : subtract(box, hole))
+        next.push_back(std::move(rest));
+    boxes = std::move(next);
+  }
+  return boxes;
+}
+
+/// A request of readRegion that cannot be answered: a region outside the
+/// key or a buffer of the wrong size.
+Status checkRegionRequest(TensorRef tensor, const Box &region,
+                          size_t bufferSize) {
+  size_t elementSize = dtypeSize(tensor.dtype());
+  Box whole = Box::fromShape(tensor.globalShape());
+  if (region.rank() != whole.rank() || !whole.contains(region))
+    return Error{"key " + quoteName(tensor.key()) + ": region " +
+                     region.toString() + " is not inside its global shape " +
+                     formatExtents(tensor.globalShape()),
+                 "ask for elements inside the key"};
+  if (bufferSize != uint64_t(region.volume()) * elementSize)
+    return Error{"key " + quoteName(tensor.key()) + ": a buffer of " +
+                     std::to_string(bufferSize) + " bytes for region " +
+                     region.toString() + ", which needs " +
+                     std::to_string(uint64_t(region.volume()) * elementSize),
+                 "size the buffer as the region's volume times the dtype size"};
+  return Status();
+}
+
+Error elementsStoredNowhere(TensorRef tensor, llvm::ArrayRef<Box> missing,
+                            const std::string &directory) {
+  int64_t count = 0;
+  for (const Box &gap : missing)
+    count += gap.volume();
+  std::string more;
+  if (missing.size() > 1)
+    more = " (and " + std::to_string(missing.size() - 1) + " more regions; " +
+           std::to_string(count) + " elements in all)";
+  return Error{"key " + quoteName(tensor.key()) + ": elements " +
+                   missing.front().toString() +
+                   " are stored in no shard of the checkpoint in " +
+                   directory + more,
+               "the metadata's shards must cover every element of every key; "
+               "the checkpoint is incomplete, or its metadata is wrong"};
+}
 
 } // namespace
 
@@ -221,29 +278,98 @@ Status CheckpointReader::readShardBox(const StoredTensor &stored,
   return failure;
 }
 
+/// One readRegion call: the key, the region, the caller's buffer and the
+/// scratch space its steps share.
+struct CheckpointReader::RegionRead {
+  TensorRef tensor;
+  const Box &region;
+  void *buffer;
+  MutableTensorView target;
+  llvm::function_ref<Status(const ReplicaOverlap &)> onReplica;
+  std::vector<std::byte> scratch, replica;
+
+  size_t bytesOf(const Box &box) const {
+    return size_t(box.volume()) * dtypeSize(tensor.dtype());
+  }
+};
+
+Status CheckpointReader::readFreshParts(RegionRead &read,
+                                        const StoredTensor &stored,
+                                        ShardRef shard,
+                                        llvm::ArrayRef<Box> fresh) const {
+  for (const Box &part : fresh) {
+    // The whole region from one shard goes straight into the buffer.
+    if (part == read.region) {
+      if (Status status = readShardBox(stored, shard, part, read.buffer);
+          !status)
+        return status;
+      continue;
+    }
+    read.scratch.resize(read.bytesOf(part));
+    if (Status status = readShardBox(stored, shard, part, read.scratch.data());
+        !status)
+      return status;
+    TensorView source(read.scratch.data(), read.scratch.size(),
+                      read.tensor.dtype(), part.shape());
+    if (Status copy = copyRegion(source, Box::fromShape(part.shape()),
+                                 read.target, part.relativeTo(read.region));
+        !copy)
+      return copy;
+  }
+  return Status();
+}
+
+Status CheckpointReader::readReplicaParts(RegionRead &read,
+                                          const StoredTensor &stored,
+                                          ShardRef shard, const Box &common,
+                                          llvm::ArrayRef<Box> fresh,
+                                          llvm::ArrayRef<Box> filled) const {
+  // The shard's whole intersection, read once: its missing parts are copied
+  // in, the rest is checked by the caller.
+  read.scratch.resize(read.bytesOf(common));
+  if (Status status = readShardBox(stored, shard, common, read.scratch.data());
+      !status)
+    return status;
+  TensorView source(read.scratch.data(), read.scratch.size(),
+                    read.tensor.dtype(), common.shape());
+  for (const Box &part : fresh)
+    if (Status copy = copyRegion(source, part.relativeTo(common), read.target,
+                                 part.relativeTo(read.region));
+        !copy)
+      return copy;
+  for (const Box &part : filled) {
+    const void *values = read.scratch.data();
+    if (part != common) {
+      read.replica.resize(read.bytesOf(part));
+      MutableTensorView dense(read.replica.data(), read.replica.size(),
+                              read.tensor.dtype(), part.shape());
+      if (Status copy = copyRegion(source, part.relativeTo(common), dense,
+                                   Box::fromShape(part.shape()));
+          !copy)
+        return copy;
+      values = read.replica.data();
+    }
+    if (Status checked = read.onReplica(ReplicaOverlap{shard.id(), part, values});
+        !checked)
+      return checked;
+  }
+  return Status();
+}
+
 Status CheckpointReader::readRegion(
     TensorId id, const Box &region, void *buffer, size_t bufferSize,
     llvm::function_ref<Status(const ReplicaOverlap &)> onReplica) const {
   TensorRef tensor = metadata_.tensor(id);
-  size_t elementSize = dtypeSize(tensor.dtype());
-  Box whole = Box::fromShape(tensor.globalShape());
-  if (region.rank() != whole.rank() || !whole.contains(region))
-    return Error{"key " + quoteName(tensor.key()) + ": region " +
-                     region.toString() + " is not inside its global shape " +
-                     formatExtents(tensor.globalShape()),
-                 "ask for elements inside the key"};
-  if (bufferSize != uint64_t(region.volume()) * elementSize)
-    return Error{"key " + quoteName(tensor.key()) + ": a buffer of " +
-                     std::to_string(bufferSize) + " bytes for region " +
-                     region.toString() + ", which needs " +
-                     std::to_string(uint64_t(region.volume()) * elementSize),
-                 "size the buffer as the region's volume times the dtype size"};
+  if (Status request = checkRegionRequest(tensor, region, bufferSize); !request)
+    return request;
   if (region.isEmpty())
     return Status();
 
-  MutableTensorView target(buffer, bufferSize, tensor.dtype(), region.shape());
+  RegionRead read{tensor, region, buffer,
+                  MutableTensorView(buffer, bufferSize, tensor.dtype(),
+                                    region.shape()),
+                  onReplica, {}, {}};
   std::vector<Box> missing = {region};
-  std::vector<std::byte> scratch, replica;
   for (ShardRef shard : tensor.shards()) {
     if (missing.empty() && !onReplica)
       break;
@@ -252,103 +378,28 @@ Status CheckpointReader::readRegion(
       if (!common)
         continue;
       // The parts still missing, and (for replicas) those already filled.
-      std::vector<Box> fresh, filled;
-      for (const Box &gap : missing)
-        if (std::optional<Box> part = intersect(gap, *common))
-          fresh.push_back(*part);
-      if (onReplica) {
-        filled = {*common};
-        for (const Box &gap : missing) {
-          std::vector<Box> next;
-          for (const Box &box : filled)
-            for (Box &rest : subtract(box, gap))
-              next.push_back(std::move(rest));
-          filled = std::move(next);
-        }
-      }
+      std::vector<Box> fresh = intersectAll(missing, *common);
+      std::vector<Box> filled;
+      if (onReplica)
+        filled = subtractAll({*common}, missing);
       if (fresh.empty() && filled.empty())
         continue;
-
       Expected<StoredTensor> stored = openShard(shard.id());
       if (!stored)
         return stored.error();
-      // Without replicas to check, only the missing parts are read; the
-      // whole region from one shard goes straight into the buffer.
-      if (!onReplica) {
-        for (const Box &part : fresh) {
-          if (part == region) {
-            if (Status read = readShardBox(*stored, shard, region, buffer);
-                !read)
-              return read;
-            continue;
-          }
-          scratch.resize(size_t(part.volume()) * elementSize);
-          if (Status read = readShardBox(*stored, shard, part, scratch.data());
-              !read)
-            return read;
-          TensorView source(scratch.data(), scratch.size(), tensor.dtype(),
-                            part.shape());
-          if (Status copy = copyRegion(source, Box::fromShape(part.shape()),
-                                       target, part.relativeTo(region));
-              !copy)
-            return copy;
-        }
-      } else {
-        // The shard's whole intersection, read once: its missing parts are
-        // copied in, the rest is checked by the caller.
-        scratch.resize(size_t(common->volume()) * elementSize);
-        if (Status read = readShardBox(*stored, shard, *common, scratch.data());
-            !read)
-          return read;
-        TensorView source(scratch.data(), scratch.size(), tensor.dtype(),
-                          common->shape());
-        for (const Box &part : fresh)
-          if (Status copy = copyRegion(source, part.relativeTo(*common), target,
-                                       part.relativeTo(region));
-              !copy)
-            return copy;
-        for (const Box &part : filled) {
-          const void *values = scratch.data();
-          if (part != *common) {
-            replica.resize(size_t(part.volume()) * elementSize);
-            MutableTensorView dense(replica.data(), replica.size(),
-                                    tensor.dtype(), part.shape());
-            if (Status copy = copyRegion(source, part.relativeTo(*common),
-                                         dense, Box::fromShape(part.shape()));
-                !copy)
-              return copy;
-            values = replica.data();
-          }
-          if (Status checked =
-                  onReplica(ReplicaOverlap{shard.id(), part, values});
-              !checked)
-            return checked;
-        }
-      }
-      // Update the gaps: what the fresh parts filled is no longer missing.
-      std::vector<Box> next;
-      for (const Box &gap : missing)
-        for (Box &rest : subtract(gap, *common))
-          next.push_back(std::move(rest));
-      missing = std::move(next);
+      if (Status status =
+              onReplica ? readReplicaParts(read, *stored, shard, *common,
+                                           fresh, filled)
+                        : readFreshParts(read, *stored, shard, fresh);
+          !status)
+        return status;
+      // What the fresh parts filled is no longer missing.
+      missing = subtractAll(std::move(missing), {*common});
     }
   }
   if (missing.empty())
     return Status();
-
-  int64_t count = 0;
-  for (const Box &gap : missing)
-    count += gap.volume();
-  std::string more;
-  if (missing.size() > 1)
-    more = " (and " + std::to_string(missing.size() - 1) + " more regions; " +
-           std::to_string(count) + " elements in all)";
-  return Error{"key " + quoteName(tensor.key()) + ": elements " +
-                   missing.front().toString() +
-                   " are stored in no shard of the checkpoint in " +
-                   directory_ + more,
-               "the metadata's shards must cover every element of every key; "
-               "the checkpoint is incomplete, or its metadata is wrong"};
+  return elementsStoredNowhere(tensor, missing, directory_);
 }
 
 Status CheckpointReader::readStored(ShardId id, int64_t first, int64_t count,

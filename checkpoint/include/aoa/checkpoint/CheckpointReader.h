@@ -108,6 +108,7 @@ public:
 private:
   class FileCache;
   struct StoredTensor;
+  struct RegionRead;
 
   /// The file that stores `shard`, opened (or found open).
   Expected<std::shared_ptr<const SafetensorsReader>>
@@ -121,6 +122,15 @@ private:
   /// Reads `box` (inside the shard's stored elements) into `out`, dense.
   Status readShardBox(const StoredTensor &stored, ShardRef shard,
                       const Box &box, void *out) const;
+  /// readRegion's steps for one stored box of `shard`: without replicas to
+  /// check, only the `fresh` (still missing) parts are read; with them, the
+  /// whole `common` part once, its `filled` parts handed to the check.
+  Status readFreshParts(RegionRead &read, const StoredTensor &stored,
+                        ShardRef shard, llvm::ArrayRef<Box> fresh) const;
+  Status readReplicaParts(RegionRead &read, const StoredTensor &stored,
+                          ShardRef shard, const Box &common,
+                          llvm::ArrayRef<Box> fresh,
+                          llvm::ArrayRef<Box> filled) const;
 
   std::string directory_;
   ShardMetadata metadata_;
