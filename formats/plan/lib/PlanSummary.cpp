@@ -1,8 +1,9 @@
-//===- PlanSummary.cpp
-//-----------------------------------------------------===//
+//===- PlanSummary.cpp - The cost table aoa-compile prints ----------------===//
 #include "aoa/formats/plan/PlanSummary.h"
 
 #include "aoa/ir/ByteSize.h"
+
+#include "llvm/ADT/ArrayRef.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -60,14 +61,7 @@ private:
   std::vector<std::vector<std::string>> rows_;
 };
 
-} // namespace
-
-void printPlanSummary(const plan::Plan &plan, std::ostream &os,
-                      int64_t broadcastBytes) {
-  std::vector<plan::RankCost> costs = plan.costs();
-  size_t rounds = 0;
-  for (const plan::RankProgram &program : plan.programs)
-    rounds = std::max(rounds, program.rounds.size());
+plan::RankCost totalCost(llvm::ArrayRef<plan::RankCost> costs) {
   plan::RankCost total;
   for (const plan::RankCost &c : costs) {
     total.bytesRead += c.bytesRead;
@@ -77,7 +71,14 @@ void printPlanSummary(const plan::Plan &plan, std::ostream &os,
     total.instructions += c.instructions;
     total.peakBufferBytes = std::max(total.peakBufferBytes, c.peakBufferBytes);
   }
+  return total;
+}
 
+void printHeadline(const plan::Plan &plan, const plan::RankCost &total,
+                   std::ostream &os) {
+  size_t rounds = 0;
+  for (const plan::RankProgram &program : plan.programs)
+    rounds = std::max(rounds, program.rounds.size());
   os << "plan: " << plural(plan.ranks, "rank") << ", "
      << plural(rounds, "round") << ", "
      << plural(static_cast<size_t>(total.instructions), "instruction") << "\n";
@@ -88,24 +89,19 @@ void printPlanSummary(const plan::Plan &plan, std::ostream &os,
   if (!plan.addedKeys.empty())
     os << ", " << plural(plan.addedKeys.size(), "added key");
   os << "\n";
-  bool budgeted = plan.memoryBudget > 0;
   os << "memory budget: "
-     << (budgeted ? sizeCell(plan.memoryBudget) + " of buffers per rank"
-                  : std::string("none"))
+     << (plan.memoryBudget > 0
+             ? sizeCell(plan.memoryBudget) + " of buffers per rank"
+             : std::string("none"))
      << "\n\n";
+}
 
-  Table table;
-  table.row({"rank", "instructions", "read", "sent", "received", "written",
-             "peak buffers"});
-  std::vector<size_t> overBudget;
-  // Ranks without instructions get no row: rank ids may be sparse (ranks 0
-  // and 2^24-1 alone), and a row per idle rank would be millions of lines.
+/// "idle (no instructions): 3 ranks (1-2, 5)", or nothing. Ranks without
+/// instructions get no row: rank ids may be sparse (ranks 0 and 2^24-1
+/// alone), and a row per idle rank would be millions of lines.
+void printIdleRanks(llvm::ArrayRef<plan::RankCost> costs, std::ostream &os) {
   std::string idle;
   size_t idleCount = 0;
-  auto addIdleRun = [&](size_t first, size_t last) {
-    idle += (idle.empty() ? "" : ", ") + std::to_string(first) +
-            (last > first ? "-" + std::to_string(last) : "");
-  };
   size_t idleFrom = 0;
   bool inIdleRun = false;
   for (size_t r = 0; r <= costs.size(); ++r) {
@@ -113,15 +109,31 @@ void printPlanSummary(const plan::Plan &plan, std::ostream &os,
     if (isIdle && !inIdleRun)
       idleFrom = r;
     if (!isIdle && inIdleRun)
-      addIdleRun(idleFrom, r - 1);
+      idle += (idle.empty() ? "" : ", ") + std::to_string(idleFrom) +
+              (r - 1 > idleFrom ? "-" + std::to_string(r - 1) : "");
     inIdleRun = isIdle;
     idleCount += isIdle;
   }
+  if (idleCount)
+    os << "idle (no instructions): " << plural(idleCount, "rank") << " ("
+       << idle << ")\n";
+}
+
+/// The table of busy ranks and the total; returns the ranks whose peak
+/// buffers exceed the budget.
+std::vector<size_t> printRankTable(const plan::Plan &plan,
+                                   llvm::ArrayRef<plan::RankCost> costs,
+                                   const plan::RankCost &total,
+                                   std::ostream &os) {
+  Table table;
+  table.row({"rank", "instructions", "read", "sent", "received", "written",
+             "peak buffers"});
+  std::vector<size_t> overBudget;
   for (size_t r = 0; r < costs.size(); ++r) {
     const plan::RankCost &c = costs[r];
     if (c.instructions == 0)
       continue;
-    bool over = budgeted && c.peakBufferBytes > plan.memoryBudget;
+    bool over = plan.memoryBudget > 0 && c.peakBufferBytes > plan.memoryBudget;
     if (over)
       overBudget.push_back(r);
     table.row({std::to_string(r), std::to_string(c.instructions),
@@ -134,31 +146,48 @@ void printPlanSummary(const plan::Plan &plan, std::ostream &os,
              sizeCell(total.bytesReceived), sizeCell(total.bytesWritten),
              "max " + sizeCell(total.peakBufferBytes)});
   table.print(os);
-  if (idleCount)
-    os << "idle (no instructions): " << plural(idleCount, "rank") << " ("
-       << idle << ")\n";
+  return overBudget;
+}
 
-  if (!overBudget.empty()) {
-    os << "\n! the peak buffer memory of "
-       << (overBudget.size() == 1 ? "rank " : "ranks ");
-    for (size_t i = 0; i < overBudget.size(); ++i)
-      os << (i ? ", " : "") << overBudget[i];
-    os << " exceeds the memory budget of " << sizeCell(plan.memoryBudget)
-       << ": a transfer that cannot be split is larger than the budget\n";
+void printOverBudget(const plan::Plan &plan, llvm::ArrayRef<size_t> ranks,
+                     std::ostream &os) {
+  if (ranks.empty())
+    return;
+  os << "\n! the peak buffer memory of "
+     << (ranks.size() == 1 ? "rank " : "ranks ");
+  for (size_t i = 0; i < ranks.size(); ++i)
+    os << (i ? ", " : "") << ranks[i];
+  os << " exceeds the memory budget of " << sizeCell(plan.memoryBudget)
+     << ": a transfer that cannot be split is larger than the budget\n";
+}
+
+void printNetwork(int64_t bytesSent, int64_t broadcastBytes,
+                  std::ostream &os) {
+  os << "\nnetwork: this plan sends " << sizeCell(bytesSent)
+     << " between ranks; a broadcast-everything approach would move "
+     << broadcastBytes << " bytes (" << formatByteSize(broadcastBytes) << ")";
+  if (bytesSent > 0) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof(ratio), "%.1fx",
+                  static_cast<double>(broadcastBytes) /
+                      static_cast<double>(bytesSent));
+    os << ", " << ratio << " as much";
   }
-  if (broadcastBytes >= 0) {
-    os << "\nnetwork: this plan sends " << sizeCell(total.bytesSent)
-       << " between ranks; a broadcast-everything approach would move "
-       << broadcastBytes << " bytes (" << formatByteSize(broadcastBytes) << ")";
-    if (total.bytesSent > 0) {
-      char ratio[32];
-      std::snprintf(ratio, sizeof(ratio), "%.1fx",
-                    static_cast<double>(broadcastBytes) /
-                        static_cast<double>(total.bytesSent));
-      os << ", " << ratio << " as much";
-    }
-    os << "\n";
-  }
+  os << "\n";
+}
+
+} // namespace
+
+void printPlanSummary(const plan::Plan &plan, std::ostream &os,
+                      int64_t broadcastBytes) {
+  std::vector<plan::RankCost> costs = plan.costs();
+  plan::RankCost total = totalCost(costs);
+  printHeadline(plan, total, os);
+  std::vector<size_t> overBudget = printRankTable(plan, costs, total, os);
+  printIdleRanks(costs, os);
+  printOverBudget(plan, overBudget, os);
+  if (broadcastBytes >= 0)
+    printNetwork(total.bytesSent, broadcastBytes, os);
 }
 
 } // namespace aoa
