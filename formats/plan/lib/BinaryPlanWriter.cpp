@@ -12,6 +12,7 @@
 #include "ByteCoding.h"
 
 #include <map>
+#include <optional>
 #include <ostream>
 #include <unordered_map>
 #include <vector>
@@ -25,9 +26,12 @@ namespace {
 class StringTable {
 public:
   uint32_t intern(const std::string &s) {
-    auto [it, inserted] = index_.emplace(s, uint32_t(strings_.size()));
-    if (inserted)
-      strings_.push_back(&it->first);
+    // find() first: emplace would copy the string into a node even when it
+    // is already there.
+    if (auto found = index_.find(s); found != index_.end())
+      return found->second;
+    auto it = index_.emplace(s, uint32_t(strings_.size())).first;
+    strings_.push_back(&it->first);
     return it->second;
   }
   std::string encode() const {
@@ -55,7 +59,11 @@ private:
 class TransformTable {
 public:
   uint32_t intern(const std::vector<plan::TransformStep> &steps) {
-    ByteWriter key;
+    // Most instructions have no transform: answered without building a key.
+    if (steps.empty() && emptyId_)
+      return *emptyId_;
+    ByteWriter &key = key_;
+    key.clear();
     for (const plan::TransformStep &step : steps) {
       key.u8(uint8_t(step.kind));
       key.u8(uint8_t(step.dtype));
@@ -66,10 +74,15 @@ public:
       for (int64_t v : step.canonical)
         key.i64(v);
     }
-    auto [it, inserted] = index_.emplace(key.take(), uint32_t(lists_.size()));
-    if (inserted)
-      lists_.push_back(&steps);
-    return it->second;
+    if (auto found = index_.find(std::string_view(key.bytes()));
+        found != index_.end())
+      return found->second;
+    uint32_t id = uint32_t(lists_.size());
+    index_.emplace(key.bytes(), id);
+    lists_.push_back(&steps);
+    if (steps.empty())
+      emptyId_ = id;
+    return id;
   }
   std::string encode() const {
     ByteWriter lists, steps, ints;
@@ -105,8 +118,10 @@ public:
   }
 
 private:
-  std::map<std::string, uint32_t> index_;
+  std::map<std::string, uint32_t, std::less<>> index_;
   std::vector<const std::vector<plan::TransformStep> *> lists_;
+  std::optional<uint32_t> emptyId_;
+  ByteWriter key_; ///< scratch, reused by every intern()
 };
 
 /// A rank's int64 array: each distinct sequence (a shape, a region's
@@ -115,18 +130,28 @@ private:
 class IntPool {
 public:
   uint64_t add(const ByteWriter &sequence) {
-    if (sequence.size() == 0)
+    std::string_view bytes = sequence.bytes();
+    if (bytes.empty())
       return 0;
-    auto [it, inserted] = offsets_.emplace(sequence.bytes(), ints_.size() / 8);
-    if (inserted)
-      ints_.raw(sequence.bytes());
-    return it->second;
+    // Sequences are found by their hash and compared with the pool's copy,
+    // so no key is stored twice. On a (rare) collision with different
+    // bytes the sequence is stored again: only sharing is lost.
+    auto [it, inserted] =
+        offsets_.emplace(checksum(bytes.data(), bytes.size()), count());
+    if (!inserted && it->second * 8 + bytes.size() <= ints_.size() &&
+        std::string_view(ints_.bytes()).substr(it->second * 8, bytes.size()) ==
+            bytes)
+      return it->second;
+    uint64_t offset = count();
+    ints_.raw(bytes);
+    return offset;
   }
   uint64_t count() const { return ints_.size() / 8; }
   const std::string &bytes() const { return ints_.bytes(); }
 
 private:
-  std::unordered_map<std::string, uint64_t> offsets_;
+  /// The hash of a sequence -> the offset of its first copy.
+  std::unordered_map<uint64_t, uint64_t> offsets_;
   ByteWriter ints_;
 };
 
@@ -198,13 +223,15 @@ std::string encodeLists(const plan::Plan &plan, StringTable &strings) {
 std::string encodeRank(const plan::RankProgram &program,
                        TransformTable &transforms) {
   ByteWriter rounds, buffers, instructions, lists;
+  ByteWriter scratch; ///< one shape or region at a time
   IntPool ints;
   uint64_t bufferCount = 0, instructionCount = 0, listCount = 0;
   for (const plan::Round &round : program.rounds) {
     rounds.u32(uint32_t(round.buffers.size()));
     rounds.u32(uint32_t(round.instructions.size()));
     for (const plan::BufferDecl &buffer : round.buffers) {
-      ByteWriter shape;
+      ByteWriter &shape = scratch;
+      shape.clear();
       for (int64_t extent : buffer.shape)
         shape.i64(extent);
       buffers.u8(uint8_t(buffer.dtype));
@@ -215,7 +242,8 @@ std::string encodeRank(const plan::RankProgram &program,
     }
     bufferCount += round.buffers.size();
     for (const plan::Instruction &in : round.instructions) {
-      ByteWriter region;
+      ByteWriter &region = scratch;
+      region.clear();
       boxInts(region, in.region);
       instructions.u8(uint8_t(in.opcode));
       instructions.u8(0);

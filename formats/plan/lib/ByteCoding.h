@@ -34,11 +34,15 @@ public:
   size_t size() const { return bytes_.size(); }
   const std::string &bytes() const { return bytes_; }
   std::string take() { return std::move(bytes_); }
+  /// Empties the writer and keeps its memory, for a writer reused as scratch.
+  void clear() { bytes_.clear(); }
 
 private:
   void put(uint64_t v, int width) {
+    char little[8];
     for (int i = 0; i < width; ++i)
-      bytes_.push_back(char(uint8_t(v >> (8 * i))));
+      little[i] = char(uint8_t(v >> (8 * i)));
+    bytes_.append(little, size_t(width));
   }
   std::string bytes_;
 };
