@@ -80,36 +80,10 @@ layoutStatementOutputs(const CompileOptions &options, const ConfigFile &config,
   return loadLayoutSpec(options.layoutSpecPath, sources, diags, &keys);
 }
 
-/// Emits the requested stage into `text`; false if a stage failed.
-bool runStages(CompileOptions options, SourceManager &sources,
-               DiagnosticEngine &diags, std::ostream &text, std::ostream &err) {
-  if (options.emit == EmitKind::Default)
-    options.emit = options.sourceMetadataPath.empty() ? EmitKind::Ast
-                                                      : EmitKind::Plan;
-  std::optional<ConfigFile> config =
-      options.configPath.empty()
-          ? loadConfigText("(no statements).aoa", "", sources, diags)
-          : loadConfigFile(options.configPath, sources, diags);
-  if (!config)
-    return false;
-  if (options.reverse)
-    config->reverse = true;
-
-  if (options.emit == EmitKind::Tokens)
-    return printTokens(text, *config, sources, diags);
-
-  // With metadata, a config without statements is a pure re-layout.
-  bool relayoutOnly = !options.sourceMetadataPath.empty() &&
-                      options.emit != EmitKind::Ast;
-  std::optional<Program> program =
-      parseConfig(*config, sources, diags, relayoutOnly);
-  if (!program)
-    return false;
-  if (options.emit == EmitKind::Ast) {
-    printProgram(text, *program, sources);
-    return true;
-  }
-
+/// The flags that need source metadata, and the destination's three
+/// spellings, checked before any metadata is loaded.
+bool checkMetadataFlags(const CompileOptions &options,
+                        DiagnosticEngine &diags) {
   if (options.sourceMetadataPath.empty()) {
     diags
         .error(SourceLocation{}, "--emit=expanded and later stages need the "
@@ -123,11 +97,6 @@ bool runStages(CompileOptions options, SourceManager &sources,
     diags.error(SourceLocation{}, "--queries only applies to --emit=mappings");
     return false;
   }
-  // Diagnostics about a key point into the file that declares it: the
-  // metadata file, a checkpoint directory's metadata.json or index, or
-  // nothing (a scanned directory of safetensors files).
-  std::string sourceLocatePath;
-  std::string destinationLocatePath;
   bool derivedLayout =
       !options.layoutSpecPath.empty() || options.toHuggingFace;
   if (derivedLayout + !options.destinationMetadataPath.empty() > 1 ||
@@ -147,89 +116,100 @@ bool runStages(CompileOptions options, SourceManager &sources,
                                   "(--emit=plan or --emit=plan-text)");
     return false;
   }
-  // A derived destination is this model re-laid out: the source
-  // directory's other files (config.json, tokenizer files) come along.
+  return true;
+}
+
+/// The source and destination layouts, and what the plan records of them.
+struct Layouts {
+  std::optional<ShardMetadata> source;
+  std::optional<ShardMetadata> destination;
+  /// Names the destination in diagnostics: --dst or --layout.
+  std::string destinationName;
+  /// Diagnostics about a key point into the file that declares it: the
+  /// metadata file, a checkpoint directory's metadata.json or index, or
+  /// nothing (a scanned directory of safetensors files).
+  std::string sourceLocatePath;
+  std::string destinationLocatePath;
+  /// A derived destination is this model re-laid out: the source
+  /// directory's other files (config.json, tokenizer files) come along.
   std::vector<std::string> otherFiles;
-  std::optional<ShardMetadata> sourceMetadata = loadMetadataArgument(
-      options.sourceMetadataPath, sources, diags, sourceLocatePath,
-      derivedLayout ? &otherFiles : nullptr);
-  if (sourceMetadata && options.sourceMetadataOutput)
-    writeShardMetadata(*sourceMetadata, *options.sourceMetadataOutput);
-  if (!sourceMetadata)
-    return false;
-  // What the plan was compiled from, for the binary plan's header.
+  /// What the plan was compiled from, for the binary plan's header.
   binplan::PlanOrigin origin;
-  origin.sourceLayoutHash = binplan::layoutHash(*sourceMetadata);
-  std::optional<ShardMetadata> destinationMetadata;
-  std::string destinationName = options.destinationMetadataPath;
+};
+
+bool loadLayouts(const CompileOptions &options, const ConfigFile &config,
+                 bool relayoutOnly, SourceManager &sources,
+                 DiagnosticEngine &diags, Layouts &layouts) {
+  bool derivedLayout =
+      !options.layoutSpecPath.empty() || options.toHuggingFace;
+  layouts.source = loadMetadataArgument(
+      options.sourceMetadataPath, sources, diags, layouts.sourceLocatePath,
+      derivedLayout ? &layouts.otherFiles : nullptr);
+  if (layouts.source && options.sourceMetadataOutput)
+    writeShardMetadata(*layouts.source, *options.sourceMetadataOutput);
+  if (!layouts.source)
+    return false;
+  layouts.origin.sourceLayoutHash = binplan::layoutHash(*layouts.source);
+  layouts.destinationName = options.destinationMetadataPath;
   if (!options.destinationMetadataPath.empty()) {
-    destinationMetadata = loadMetadataArgument(
-        options.destinationMetadataPath, sources, diags, destinationLocatePath);
-    if (!destinationMetadata)
+    layouts.destination =
+        loadMetadataArgument(options.destinationMetadataPath, sources, diags,
+                             layouts.destinationLocatePath);
+    if (!layouts.destination)
       return false;
   } else if (!options.layoutSpecPath.empty()) {
-    destinationMetadata = layoutStatementOutputs(
-        options, *config, relayoutOnly, *sourceMetadata, sources, diags);
-    if (!destinationMetadata)
+    layouts.destination = layoutStatementOutputs(
+        options, config, relayoutOnly, *layouts.source, sources, diags);
+    if (!layouts.destination)
       return false;
-    destinationName = options.layoutSpecPath;
+    layouts.destinationName = options.layoutSpecPath;
   }
-  if (destinationMetadata)
-    origin.destinationLayoutHash = binplan::layoutHash(*destinationMetadata);
+  if (layouts.destination)
+    layouts.origin.destinationLayoutHash =
+        binplan::layoutHash(*layouts.destination);
+  return true;
+}
 
-  CompilationState state(sources, diags);
-  state.program = std::move(*program);
-  state.source =
-      KeySpace(*sourceMetadata, "source", options.sourceMetadataPath);
-  if (destinationMetadata)
-    state.destination =
-        KeySpace(*destinationMetadata, "destination", destinationName);
-  if (!options.queriesPath.empty()) {
-    std::optional<std::vector<TensorDesc>> queries =
-        loadQueries(options.queriesPath, sources, diags,
-                    &state.locateQuery);
-    if (!queries)
-      return false;
-    state.queries = std::move(*queries);
-    state.hasQueryFile = true;
-  }
+/// CompilationState::locateMetadataKey. Metadata files are parsed without
+/// keeping their text; a diagnostic about a key reads the file again (once)
+/// to point at the key's declaration.
+class MetadataKeyLocator {
+public:
+  MetadataKeyLocator(const Layouts &layouts, SourceManager &sources)
+      : layouts_(layouts), sources_(sources) {}
 
-  state.memoryBudget = options.memoryBudget;
-  if (options.toHuggingFace)
-    state.layoutDerivedDestination = huggingFaceLayoutMaker(options, diags);
-  // Metadata files are parsed without keeping their text; a diagnostic about
-  // a key reads the file again (once) to point at the key's declaration.
-  std::map<std::string, std::optional<uint32_t>> metadataBuffers;
-  state.locateMetadataKey = [&](bool destination, const std::string &key) {
-    const std::string &path =
-        destination ? destinationLocatePath : sourceLocatePath;
+  SourceLocation operator()(bool destination, const std::string &key) {
+    const std::string &path = destination ? layouts_.destinationLocatePath
+                                          : layouts_.sourceLocatePath;
     if (path.empty())
       return SourceLocation{};
-    auto [it, inserted] = metadataBuffers.emplace(path, std::nullopt);
+    auto [it, inserted] = buffers_.emplace(path, std::nullopt);
     if (inserted) {
       std::string text;
       if (!readFileToString(path, text))
-        it->second = sources.addBuffer(path, std::move(text));
+        it->second = sources_.addBuffer(path, std::move(text));
     }
     if (!it->second)
       return SourceLocation{};
-    size_t at = sources.text(*it->second).find("\"" + key + "\"");
+    size_t at = sources_.text(*it->second).find("\"" + key + "\"");
     return at == std::string_view::npos
                ? SourceLocation{}
-               : sources.locationForOffset(*it->second, at);
-  };
-  PipelineStage stage = options.emit == EmitKind::Expanded ? PipelineStage::Macros
-                        : options.emit == EmitKind::Ir     ? PipelineStage::Ops
-                        : options.emit == EmitKind::Mappings
-                            ? PipelineStage::ShardSources
-                            : PipelineStage::Plan;
-  PassManager pm;
-  addPipeline(pm, stage);
+               : sources_.locationForOffset(*it->second, at);
+  }
+
+private:
+  const Layouts &layouts_;
+  SourceManager &sources_;
+  std::map<std::string, std::optional<uint32_t>> buffers_;
+};
+
+bool checkPrintAfter(const CompileOptions &options, DiagnosticEngine &diags) {
+  std::vector<std::string> known = allPassNames();
   for (const std::string &pass : options.printAfter) {
-    std::vector<std::string> known = allPassNames();
     if (std::find(known.begin(), known.end(), pass) != known.end())
       continue;
-    auto d = diags.error(SourceLocation{}, "--print-after: unknown pass '" + pass + "'");
+    auto d = diags.error(SourceLocation{},
+                         "--print-after: unknown pass '" + pass + "'");
     std::string suggestion = closestSpelling(pass, known);
     std::string list;
     for (const std::string &name : known)
@@ -238,13 +218,94 @@ bool runStages(CompileOptions options, SourceManager &sources,
                               : "did you mean '" + suggestion + "'?");
     return false;
   }
+  return true;
+}
+
+PipelineStage stageFor(EmitKind emit) {
+  switch (emit) {
+  case EmitKind::Expanded:
+    return PipelineStage::Macros;
+  case EmitKind::Ir:
+    return PipelineStage::Ops;
+  case EmitKind::Mappings:
+    return PipelineStage::ShardSources;
+  default:
+    return PipelineStage::Plan;
+  }
+}
+
+/// The plan, after the passes built it: what aoa-run must find and accept,
+/// then the plan in the requested form to `text`, the summary to `err`.
+bool emitPlan(const CompileOptions &options, CompilationState &state,
+              Layouts &layouts, DiagnosticEngine &diags, std::ostream &text,
+              std::ostream &err) {
+  if (options.toHuggingFace)
+    state.plan.destinationFormat = plan::DestinationFormat::HuggingFace;
+  state.plan.copiedFiles = std::move(layouts.otherFiles);
+  // The compiler read a directory's headers: record what aoa-run must find
+  // there (a file changed since is refused before data moves).
+  std::error_code notDirectory;
+  if (std::filesystem::is_directory(options.sourceMetadataPath, notDirectory))
+    if (runtime::Status recorded = formats::recordSourceFacts(
+            state.plan, options.sourceMetadataPath);
+        !recorded.ok()) {
+      diags.error(SourceLocation{}, recorded.error().message)
+          .hint(recorded.error().hint);
+      return false;
+    }
+  // The plan aoa-run will read must pass aoa-run's verifier: reserved
+  // names, aliased paths, Hugging Face rules are refused here already.
+  if (!verifyPlan(state.plan, diags))
+    return false;
+  if (options.emit == EmitKind::PlanText)
+    writePlanText(state.plan, text);
+  else
+    binplan::writeBinaryPlan(state.plan, layouts.origin, text);
+  printPlanSummary(state.plan, err, state.broadcastBytes);
+  return true;
+}
+
+/// Runs the passes up to the requested stage and emits it into `text`;
+/// false if a stage failed.
+bool runPasses(const CompileOptions &options, Program program,
+               bool relayoutOnly, const ConfigFile &config,
+               SourceManager &sources, DiagnosticEngine &diags,
+               std::ostream &text, std::ostream &err) {
+  Layouts layouts;
+  if (!loadLayouts(options, config, relayoutOnly, sources, diags, layouts))
+    return false;
+  CompilationState state(sources, diags);
+  state.program = std::move(program);
+  state.source =
+      KeySpace(*layouts.source, "source", options.sourceMetadataPath);
+  if (layouts.destination)
+    state.destination = KeySpace(*layouts.destination, "destination",
+                                 layouts.destinationName);
+  if (!options.queriesPath.empty()) {
+    std::optional<std::vector<TensorDesc>> queries = loadQueries(
+        options.queriesPath, sources, diags, &state.locateQuery);
+    if (!queries)
+      return false;
+    state.queries = std::move(*queries);
+    state.hasQueryFile = true;
+  }
+  state.memoryBudget = options.memoryBudget;
+  if (options.toHuggingFace)
+    state.layoutDerivedDestination = huggingFaceLayoutMaker(options, diags);
+  state.locateMetadataKey = MetadataKeyLocator(layouts, sources);
+
+  PipelineStage stage = stageFor(options.emit);
+  PassManager pm;
+  addPipeline(pm, stage);
+  if (!checkPrintAfter(options, diags))
+    return false;
   PassInstrumentation instrumentation;
   instrumentation.printAfter = options.printAfter;
   instrumentation.printAfterAll = options.printAfterAll;
   instrumentation.timePasses = options.timePasses;
   if (stage == PipelineStage::ShardSources) {
-    // Answers stream into the output as they are found.
-    // Pass dumps go to stderr so that the output stays one JSON document.
+    // Answers stream into the output as they are found. Pass dumps go to
+    // stderr so that the output stays one JSON document.
     MappingsJsonWriter writer(text);
     state.mappingSink = [&writer](const TensorDesc &query,
                                   llvm::ArrayRef<MappingEntry> entries) {
@@ -252,36 +313,10 @@ bool runStages(CompileOptions options, SourceManager &sources,
     };
     return pm.run(state, instrumentation, err, err);
   }
-  if (stage == PipelineStage::Plan) {
+  if (stage == PipelineStage::Plan)
     // Dumps go to stderr, the plan to the output, the summary to stderr.
-    if (!pm.run(state, instrumentation, err, err))
-      return false;
-    if (options.toHuggingFace)
-      state.plan.destinationFormat = plan::DestinationFormat::HuggingFace;
-    state.plan.copiedFiles = std::move(otherFiles);
-    // The compiler read a directory's headers: record what aoa-run must
-    // find there (a file changed since is refused before data moves).
-    std::error_code notDirectory;
-    if (std::filesystem::is_directory(options.sourceMetadataPath,
-                                      notDirectory))
-      if (runtime::Status recorded = formats::recordSourceFacts(
-              state.plan, options.sourceMetadataPath);
-          !recorded.ok()) {
-        diags.error(SourceLocation{}, recorded.error().message)
-            .hint(recorded.error().hint);
-        return false;
-      }
-    // The plan aoa-run will read must pass aoa-run's verifier: reserved
-    // names, aliased paths, Hugging Face rules are refused here already.
-    if (!verifyPlan(state.plan, diags))
-      return false;
-    if (options.emit == EmitKind::PlanText)
-      writePlanText(state.plan, text);
-    else
-      binplan::writeBinaryPlan(state.plan, origin, text);
-    printPlanSummary(state.plan, err, state.broadcastBytes);
-    return true;
-  }
+    return pm.run(state, instrumentation, err, err) &&
+           emitPlan(options, state, layouts, diags, text, err);
   if (!pm.run(state, instrumentation, text, err))
     return false;
   if (stage == PipelineStage::Ops)
@@ -289,6 +324,40 @@ bool runStages(CompileOptions options, SourceManager &sources,
   else
     printStatements(state, text);
   return true;
+}
+
+/// Emits the requested stage into `text`; false if a stage failed.
+bool runStages(CompileOptions options, SourceManager &sources,
+               DiagnosticEngine &diags, std::ostream &text, std::ostream &err) {
+  if (options.emit == EmitKind::Default)
+    options.emit = options.sourceMetadataPath.empty() ? EmitKind::Ast
+                                                      : EmitKind::Plan;
+  std::optional<ConfigFile> config =
+      options.configPath.empty()
+          ? loadConfigText("(no statements).aoa", "", sources, diags)
+          : loadConfigFile(options.configPath, sources, diags);
+  if (!config)
+    return false;
+  if (options.reverse)
+    config->reverse = true;
+  if (options.emit == EmitKind::Tokens)
+    return printTokens(text, *config, sources, diags);
+
+  // With metadata, a config without statements is a pure re-layout.
+  bool relayoutOnly = !options.sourceMetadataPath.empty() &&
+                      options.emit != EmitKind::Ast;
+  std::optional<Program> program =
+      parseConfig(*config, sources, diags, relayoutOnly);
+  if (!program)
+    return false;
+  if (options.emit == EmitKind::Ast) {
+    printProgram(text, *program, sources);
+    return true;
+  }
+  if (!checkMetadataFlags(options, diags))
+    return false;
+  return runPasses(options, std::move(*program), relayoutOnly, *config,
+                   sources, diags, text, err);
 }
 
 } // namespace
