@@ -1,30 +1,24 @@
-//===- PlanLineParser.cpp -------------------------------------------------===//
+//===- PlanLineParser.cpp - The grammar of one plan line ------------------===//
+// Over 500 lines: one grammar, whose productions share one parser's state.
 //
-// A hand-written recursive-descent parser over the characters of one line:
-// the grammar is small and regular, and a parser that knows which field it
-// is reading can say exactly what it expected there. Every syntax error
-// carries the line kind's usage as its hint.
+// A hand-written recursive-descent parser over the tokens of one line
+// (PlanLineScanner.h): the grammar is small and regular, and a parser that
+// knows which field it is reading can say exactly what it expected there.
+// Every syntax error carries the line kind's usage as its hint.
 //
 //===----------------------------------------------------------------------===//
 #include "PlanLineParser.h"
 
-#include "aoa/ir/IntegerList.h"
-
+#include "PlanLineScanner.h"
 #include "PlanTextSyntax.h"
 
 #include "aoa/ir/Diagnostics.h"
-
-#include <cctype>
-#include <limits>
+#include "aoa/ir/IntegerList.h"
 
 namespace aoa {
 namespace plantext {
 
 namespace {
-
-constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
-constexpr int64_t kMinInt64 = std::numeric_limits<int64_t>::min();
-constexpr int64_t kMaxUInt32 = std::numeric_limits<uint32_t>::max();
 
 // What each kind of line looks like; the hint of every syntax error.
 constexpr std::string_view kUsageAny =
@@ -73,20 +67,6 @@ constexpr std::string_view kUsageCopy =
 constexpr std::string_view kUsageWrite =
     "write 'write dst TENSOR [B0:E0, ...] %N'";
 
-// ASCII only, without the locale lookups of <cctype> (hot: every token).
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
-bool isWordStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-bool isWordChar(char c) { return isWordStart(c) || isDigit(c) || c == '-'; }
-
-std::string quote(std::string_view text) {
-  constexpr size_t kMaxShown = 60;
-  if (text.size() > kMaxShown)
-    return "'" + std::string(text.substr(0, kMaxShown)) + "...'";
-  return "'" + std::string(text) + "'";
-}
-
 std::vector<std::string> dtypeNames() {
   std::vector<std::string> names;
   for (DType dtype : kAllDTypes)
@@ -101,115 +81,32 @@ std::string dtypeList() {
   return out;
 }
 
+/// What one line means, read from the scanner's tokens into a ParsedLine.
 class LineParser {
 public:
   LineParser(std::string_view line, ParsedLine &out, LineError &error)
-      : line_(line), out_(out), error_(error) {}
+      : scan_(line, error), out_(out) {
+    scan_.setUsage(kUsageAny);
+  }
 
   bool parse();
 
 private:
-  //===--- Characters and tokens -----------------------------------------===//
-
-  void skipSpace() {
-    while (pos_ < line_.size() && (line_[pos_] == ' ' || line_[pos_] == '\t'))
-      ++pos_;
-  }
-  bool atEnd() {
-    skipSpace();
-    return pos_ >= line_.size();
-  }
-  bool peek(char c) {
-    skipSpace();
-    return pos_ < line_.size() && line_[pos_] == c;
-  }
-  bool accept(char c) {
-    if (!peek(c))
-      return false;
-    ++pos_;
-    return true;
-  }
-  /// The word at the cursor (not consumed); empty when there is none.
-  std::string_view peekWord() {
-    skipSpace();
-    if (pos_ >= line_.size() || !isWordStart(line_[pos_]))
-      return {};
-    size_t end = pos_ + 1;
-    while (end < line_.size() && isWordChar(line_[end]))
-      ++end;
-    return line_.substr(pos_, end - pos_);
-  }
-
-  /// The next token in words, for "expected X, found Y".
-  std::string found() {
-    skipSpace();
-    if (pos_ >= line_.size())
-      return "the end of the line";
-    char c = line_[pos_];
-    if (c == '"')
-      return "a string";
-    size_t end = pos_;
-    if (c == '%' || c == '-')
-      ++end;
-    while (end < line_.size() && isWordChar(line_[end]))
-      ++end;
-    if (end == pos_)
-      return quote(line_.substr(pos_, 1));
-    return quote(line_.substr(pos_, end - pos_));
-  }
-
-  bool fail(size_t offset, std::string message) {
-    error_.offset = offset;
-    error_.message = std::move(message);
-    error_.hint = std::string(usage_);
-    return false;
-  }
-  bool expected(std::string_view what) {
-    skipSpace();
-    return fail(pos_, "expected " + std::string(what) + ", found " + found());
-  }
-  bool expect(char c, std::string_view what) {
-    if (accept(c))
-      return true;
-    return expected(what);
-  }
-  /// A field label such as `file` or `box`.
-  bool expectWord(std::string_view word) {
-    if (peekWord() == word) {
-      pos_ += word.size();
-      return true;
-    }
-    return expected("'" + std::string(word) + "'");
-  }
-
   //===--- Values --------------------------------------------------------===//
 
-  bool integer(std::string_view what, int64_t min, int64_t max, int64_t &value,
-               size_t *site = nullptr);
-  bool id(std::string_view what, uint32_t &value, size_t *site = nullptr) {
-    int64_t v = 0;
-    if (!integer(what, 0, kMaxUInt32, v, site))
-      return false;
-    value = static_cast<uint32_t>(v);
-    return true;
-  }
-  bool quoted(std::string_view what, std::string &value,
-              size_t *site = nullptr);
   bool type(std::string_view what, DType &dtype, std::vector<int64_t> &shape,
             size_t *site = nullptr);
   bool box(std::string_view what, Box &value, size_t *site = nullptr);
-  bool bufferRef(std::string_view what, uint32_t &value,
-                 std::vector<size_t> &sites);
   bool step(std::string_view text, size_t at, plan::TransformStep &value);
 
   //===--- Lines ---------------------------------------------------------===//
 
   bool numberLine(std::string_view keyword, std::string_view what, int64_t max,
                   LineKind kind, std::string_view usage) {
-    usage_ = usage;
-    pos_ += keyword.size();
+    scan_.setUsage(usage);
+    scan_.skip(keyword.size());
     out_.kind = kind;
-    return integer(what, 0, max, out_.number, &out_.sites.number);
+    return scan_.integer(what, 0, max, out_.number, &out_.sites.number);
   }
   bool fileLine(std::string_view keyword, LineKind kind,
                 std::string_view usage);
@@ -233,239 +130,65 @@ private:
     in.transform.clear();
   }
 
-  std::string_view line_;
-  size_t pos_ = 0;
+  LineScanner scan_;
   ParsedLine &out_;
-  LineError &error_;
-  std::string_view usage_ = kUsageAny;
 };
-
-bool LineParser::integer(std::string_view what, int64_t min, int64_t max,
-                         int64_t &value, size_t *site) {
-  skipSpace();
-  size_t start = pos_;
-  if (site)
-    *site = start;
-  bool negative = pos_ < line_.size() && line_[pos_] == '-' && min < 0;
-  size_t digits = pos_ + (negative ? 1 : 0);
-  if (digits >= line_.size() || !isDigit(line_[digits]))
-    return expected(what);
-  size_t end = digits;
-  while (end < line_.size() && isDigit(line_[end]))
-    ++end;
-  if (end < line_.size() && isWordChar(line_[end]))
-    return expected(what); // `12ab`: found() shows the whole token
-  // Accumulate negatively so that INT64_MIN is representable.
-  int64_t v = 0;
-  bool overflow = false;
-  for (size_t i = digits; i < end && !overflow; ++i)
-    overflow = __builtin_mul_overflow(v, 10, &v) ||
-               __builtin_sub_overflow(v, line_[i] - '0', &v);
-  if (!negative && !overflow)
-    overflow = __builtin_mul_overflow(v, -1, &v);
-  auto text = [&] { return std::string(line_.substr(start, end - start)); };
-  if (overflow)
-    return fail(start, std::string(what) + " " + text() +
-                           " is out of range (at most " + std::to_string(max) +
-                           ")");
-  if (v < min)
-    return fail(start, std::string(what) + " must be at least " +
-                           std::to_string(min) + ", not " + text());
-  if (v > max)
-    return fail(start, std::string(what) + " must be at most " +
-                           std::to_string(max) + ", not " + text());
-  pos_ = end;
-  value = v;
-  return true;
-}
-
-/// Appends code point `cp` to `out` in UTF-8.
-void appendUtf8(std::string &out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-bool LineParser::quoted(std::string_view what, std::string &value,
-                        size_t *site) {
-  skipSpace();
-  size_t start = pos_;
-  if (site)
-    *site = start;
-  if (!accept('"'))
-    return expected(what);
-  value.clear();
-  const char *const kEscapeHint =
-      "strings are JSON strings: escape '\"' and '\\' with a backslash; "
-      "\\n, \\t, \\r, \\b, \\f, \\/ and \\uXXXX are the other escapes";
-  // Reads 4 hex digits at pos_.
-  auto hex4 = [&](uint32_t &cp) {
-    if (pos_ + 4 > line_.size())
-      return false;
-    cp = 0;
-    for (size_t i = 0; i < 4; ++i) {
-      char c = line_[pos_ + i];
-      if (!std::isxdigit(static_cast<unsigned char>(c)))
-        return false;
-      cp = cp * 16 + static_cast<uint32_t>(
-                         isDigit(c) ? c - '0' : (std::tolower(c) - 'a' + 10));
-    }
-    pos_ += 4;
-    return true;
-  };
-  while (true) {
-    if (pos_ >= line_.size())
-      return fail(start, "unterminated string: " + std::string(what) +
-                             " has no closing '\"'");
-    char c = line_[pos_];
-    if (c == '"') {
-      ++pos_;
-      return true;
-    }
-    if (static_cast<unsigned char>(c) < 0x20) {
-      fail(pos_, "control character in a string");
-      error_.hint = kEscapeHint;
-      return false;
-    }
-    if (c != '\\') {
-      value += c;
-      ++pos_;
-      continue;
-    }
-    size_t escape = pos_;
-    ++pos_;
-    char e = pos_ < line_.size() ? line_[pos_] : '\0';
-    ++pos_;
-    switch (e) {
-    case '"':
-    case '\\':
-    case '/':
-      value += e;
-      continue;
-    case 'n':
-      value += '\n';
-      continue;
-    case 't':
-      value += '\t';
-      continue;
-    case 'r':
-      value += '\r';
-      continue;
-    case 'b':
-      value += '\b';
-      continue;
-    case 'f':
-      value += '\f';
-      continue;
-    case 'u': {
-      uint32_t cp = 0;
-      bool ok = hex4(cp);
-      if (ok && cp >= 0xD800 && cp <= 0xDBFF) {
-        // A high surrogate needs its low half: \uD83D\uDE00.
-        uint32_t low = 0;
-        ok = pos_ + 1 < line_.size() && line_[pos_] == '\\' &&
-             line_[pos_ + 1] == 'u' && (pos_ += 2, hex4(low)) &&
-             low >= 0xDC00 && low <= 0xDFFF;
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-      } else if (ok && cp >= 0xDC00 && cp <= 0xDFFF) {
-        ok = false;
-      }
-      if (!ok) {
-        fail(escape, "invalid \\u escape in a string");
-        error_.hint = kEscapeHint;
-        return false;
-      }
-      appendUtf8(value, cp);
-      continue;
-    }
-    default:
-      fail(escape, "invalid escape in a string");
-      error_.hint = kEscapeHint;
-      return false;
-    }
-  }
-}
 
 bool LineParser::type(std::string_view what, DType &dtype,
                       std::vector<int64_t> &shape, size_t *site) {
-  skipSpace();
-  size_t start = pos_;
+  scan_.skipSpace();
+  size_t start = scan_.position();
   if (site)
     *site = start;
-  std::string_view word = peekWord();
+  std::string_view word = scan_.peekWord();
   if (word.empty())
-    return expected(what);
+    return scan_.expected(what);
   std::optional<DType> parsed = parseDTypeName(word);
   if (!parsed) {
-    fail(start, "unknown dtype " + quote(word));
+    scan_.fail(start, "unknown dtype " + quote(word));
     std::string suggestion = closestSpelling(std::string(word), dtypeNames());
-    error_.hint = suggestion.empty() ? "dtypes are " + dtypeList()
-                                     : "did you mean '" + suggestion + "'?";
+    scan_.setHint(suggestion.empty() ? "dtypes are " + dtypeList()
+                                     : "did you mean '" + suggestion + "'?");
     return false;
   }
-  pos_ += word.size();
+  scan_.skip(word.size());
   dtype = *parsed;
   shape.clear();
-  if (!expect('[', "'[' and the shape after the dtype"))
+  if (!scan_.expect('[', "'[' and the shape after the dtype"))
     return false;
-  if (accept(']'))
+  if (scan_.accept(']'))
     return true;
   do {
     int64_t extent = 0;
-    if (!integer("an extent", 0, kMaxInt64, extent))
+    if (!scan_.integer("an extent", 0, kMaxInt64, extent))
       return false;
     shape.push_back(extent);
-  } while (accept(','));
-  return expect(']', "',' or ']' in the shape");
+  } while (scan_.accept(','));
+  return scan_.expect(']', "',' or ']' in the shape");
 }
 
 bool LineParser::box(std::string_view what, Box &value, size_t *site) {
-  skipSpace();
+  scan_.skipSpace();
   if (site)
-    *site = pos_;
-  if (!accept('['))
-    return expected(what);
+    *site = scan_.position();
+  if (!scan_.accept('['))
+    return scan_.expected(what);
   llvm::SmallVector<Interval, 4> dims;
-  if (!accept(']')) {
+  if (!scan_.accept(']')) {
     do {
       Interval d;
-      if (!integer("the begin of an interval", kMinInt64, kMaxInt64, d.begin) ||
-          !expect(':', "':' between the begin and the end of an interval") ||
-          !integer("the end of an interval", kMinInt64, kMaxInt64, d.end))
+      if (!scan_.integer("the begin of an interval", kMinInt64, kMaxInt64,
+                         d.begin) ||
+          !scan_.expect(':',
+                        "':' between the begin and the end of an interval") ||
+          !scan_.integer("the end of an interval", kMinInt64, kMaxInt64, d.end))
         return false;
       dims.push_back(d);
-    } while (accept(','));
-    if (!expect(']', "',' or ']' in the box"))
+    } while (scan_.accept(','));
+    if (!scan_.expect(']', "',' or ']' in the box"))
       return false;
   }
   value = Box(dims);
-  return true;
-}
-
-bool LineParser::bufferRef(std::string_view what, uint32_t &value,
-                           std::vector<size_t> &sites) {
-  skipSpace();
-  sites.push_back(pos_);
-  if (pos_ + 1 >= line_.size() || line_[pos_] != '%' ||
-      !isDigit(line_[pos_ + 1]))
-    return expected(what);
-  ++pos_;
-  int64_t v = 0;
-  if (!integer("a buffer id", 0, kMaxUInt32, v))
-    return false;
-  value = static_cast<uint32_t>(v);
   return true;
 }
 
@@ -479,7 +202,8 @@ bool LineParser::step(std::string_view text, size_t at,
     if (std::optional<std::vector<int64_t>> axes = parseIntegerList(text))
       p = Permutation::fromAxes(*axes, axes->size(), &why);
     if (!p)
-      return fail(at, "invalid permutation step " + quote(text) + ": " + why);
+      return scan_.fail(at,
+                        "invalid permutation step " + quote(text) + ": " + why);
     value.kind = plan::TransformStep::Kind::Permute;
     value.permutation = std::move(*p);
     return true;
@@ -489,7 +213,7 @@ bool LineParser::step(std::string_view text, size_t at,
     std::optional<std::vector<int64_t>> canonical =
         parseIntegerList(text.substr(kReshape.size()));
     if (!canonical)
-      return fail(
+      return scan_.fail(
           at, "invalid " + std::string(reshape ? "reshape" : "flatten") +
                   " step " + quote(text) +
                   ": expected a canonical shape such as '" +
@@ -504,10 +228,10 @@ bool LineParser::step(std::string_view text, size_t at,
     value.dtype = *dtype;
     return true;
   }
-  fail(at, "unknown transform step " + quote(text));
+  scan_.fail(at, "unknown transform step " + quote(text));
   std::string suggestion = closestSpelling(std::string(text), dtypeNames());
   if (!suggestion.empty())
-    error_.hint = "did you mean '" + suggestion + "'?";
+    scan_.setHint("did you mean '" + suggestion + "'?");
   return false;
 }
 
@@ -522,14 +246,14 @@ bool LineParser::parse() {
   s.results.clear();
   s.resultTypes.clear();
   s.steps.clear();
-  if (atEnd() || line_[pos_] == '#')
+  if (scan_.atEnd() || scan_.peek('#'))
     return true;
-  s.keyword = pos_;
+  s.keyword = scan_.position();
   bool ok = false;
-  if (line_[pos_] == '%') {
+  if (scan_.peek('%')) {
     ok = instructionWithResults();
   } else {
-    std::string_view word = peekWord();
+    std::string_view word = scan_.peekWord();
     if (word == kHeader)
       ok = numberLine(word, "the format version", kMaxUInt32, LineKind::Header,
                       kUsageHeader);
@@ -549,16 +273,16 @@ bool LineParser::parse() {
       ok = tensorLine(word, LineKind::DestinationTensor,
                       kUsageDestinationTensor);
     else if (word == kAddedKey) {
-      usage_ = kUsageAddedKey;
-      pos_ += word.size();
+      scan_.setUsage(kUsageAddedKey);
+      scan_.skip(word.size());
       out_.kind = LineKind::AddedKey;
-      ok = quoted("the added key as a string", out_.addedKey, &s.path);
+      ok = scan_.quoted("the added key as a string", out_.addedKey, &s.path);
     } else if (word == kCopyFile) {
-      usage_ = kUsageCopyFile;
-      pos_ += word.size();
+      scan_.setUsage(kUsageCopyFile);
+      scan_.skip(word.size());
       out_.kind = LineKind::CopyFile;
-      ok = quoted("the copied file's path as a string", out_.copiedFile,
-                  &s.path);
+      ok = scan_.quoted("the copied file's path as a string", out_.copiedFile,
+                        &s.path);
     } else if (word == kDestinationFormat) {
       ok = destinationFormatLine(word);
     } else if (word == kRank)
@@ -571,61 +295,62 @@ bool LineParser::parse() {
               word == "recv" || word == "copy"))
       ok = instructionWithoutResults(word);
     else if (word.empty()) {
-      ok = expected("a line keyword or an instruction");
+      ok = scan_.expected("a line keyword or an instruction");
     } else {
-      fail(pos_, "unknown line " + quote(word));
+      scan_.fail(scan_.position(), "unknown line " + quote(word));
       std::string suggestion =
           closestSpelling(std::string(word), planLineWords());
       if (!suggestion.empty())
-        error_.hint = "did you mean '" + suggestion + "'?";
+        scan_.setHint("did you mean '" + suggestion + "'?");
     }
   }
   if (!ok)
     return false;
-  if (!atEnd()) {
-    expected("the end of the line");
-    if (line_[pos_] == '#')
-      error_.hint = "a '#' comment takes a whole line";
+  if (!scan_.atEnd()) {
+    scan_.expected("the end of the line");
+    if (scan_.peek('#'))
+      scan_.setHint("a '#' comment takes a whole line");
     return false;
   }
   return true;
 }
 
 bool LineParser::destinationFormatLine(std::string_view keyword) {
-  usage_ = kUsageDestinationFormat;
-  pos_ += keyword.size();
+  scan_.setUsage(kUsageDestinationFormat);
+  scan_.skip(keyword.size());
   out_.kind = LineKind::DestinationFormat;
-  std::string_view value = peekWord();
-  out_.sites.path = pos_;
+  std::string_view value = scan_.peekWord();
+  out_.sites.path = scan_.position();
   if (value == kFormatAoa)
     out_.destinationFormat = plan::DestinationFormat::Aoa;
   else if (value == kFormatHuggingFace)
     out_.destinationFormat = plan::DestinationFormat::HuggingFace;
   else if (value.empty())
-    return expected("the destination format ('aoa' or 'huggingface')");
+    return scan_.expected("the destination format ('aoa' or 'huggingface')");
   else
-    return fail(pos_, "unknown destination format " + quote(value));
-  pos_ += value.size();
+    return scan_.fail(scan_.position(),
+                      "unknown destination format " + quote(value));
+  scan_.skip(value.size());
   return true;
 }
 
 bool LineParser::fileLine(std::string_view keyword, LineKind kind,
                           std::string_view usage) {
-  usage_ = usage;
-  pos_ += keyword.size();
+  scan_.setUsage(usage);
+  scan_.skip(keyword.size());
   out_.kind = kind;
   LineSites &s = out_.sites;
   out_.file.size.reset();
-  if (!integer("the file id", 0, kMaxUInt32, out_.number, &s.number) ||
-      !expectWord(kFieldRank) ||
-      !id("the rank that owns the file", out_.file.rank, &s.rank) ||
-      !quoted("the file's path as a string", out_.file.path, &s.path))
+  if (!scan_.integer("the file id", 0, kMaxUInt32, out_.number, &s.number) ||
+      !scan_.expectWord(kFieldRank) ||
+      !scan_.id("the rank that owns the file", out_.file.rank, &s.rank) ||
+      !scan_.quoted("the file's path as a string", out_.file.path, &s.path))
     return false;
-  if (peekWord() == kFieldSize) {
-    s.size = pos_;
-    pos_ += kFieldSize.size();
+  if (scan_.peekWord() == kFieldSize) {
+    s.size = scan_.position();
+    scan_.skip(kFieldSize.size());
     int64_t size = 0;
-    if (!integer("the file's size in bytes", 0, kMaxInt64, size))
+    if (!scan_.integer("the file's size in bytes", 0, kMaxInt64, size))
       return false;
     out_.file.size = uint64_t(size);
   }
@@ -634,49 +359,55 @@ bool LineParser::fileLine(std::string_view keyword, LineKind kind,
 
 bool LineParser::tensorLine(std::string_view keyword, LineKind kind,
                             std::string_view usage) {
-  usage_ = usage;
-  pos_ += keyword.size();
+  scan_.setUsage(usage);
+  scan_.skip(keyword.size());
   out_.kind = kind;
   LineSites &s = out_.sites;
   plan::StoredTensor &t = out_.tensor;
-  if (!integer("the tensor id", 0, kMaxUInt32, out_.number, &s.number) ||
-      !expectWord(kFieldFile) || !id("the file id", t.file, &s.file) ||
-      !expectWord(kFieldName) ||
-      !quoted("the tensor's name in the file as a string", t.name, &s.name) ||
-      !expectWord(kFieldKey) ||
-      !quoted("the checkpoint key as a string", t.key, &s.key) ||
+  if (!scan_.integer("the tensor id", 0, kMaxUInt32, out_.number, &s.number) ||
+      !scan_.expectWord(kFieldFile) ||
+      !scan_.id("the file id", t.file, &s.file) ||
+      !scan_.expectWord(kFieldName) ||
+      !scan_.quoted("the tensor's name in the file as a string", t.name,
+                    &s.name) ||
+      !scan_.expectWord(kFieldKey) ||
+      !scan_.quoted("the checkpoint key as a string", t.key, &s.key) ||
       !type("the key's dtype and global shape, e.g. 'bfloat16[1024, 512]'",
             t.dtype, t.globalShape, &s.type) ||
-      !expectWord(kFieldBox) ||
+      !scan_.expectWord(kFieldBox) ||
       !box("the box the tensor holds, e.g. '[0:512, 0:512]'", t.box, &s.box))
     return false;
   t.flat.reset();
-  if (peekWord() == kFieldFlat) {
-    pos_ += kFieldFlat.size();
-    skipSpace();
-    s.flat = pos_;
+  if (scan_.peekWord() == kFieldFlat) {
+    scan_.skip(kFieldFlat.size());
+    scan_.skipSpace();
+    s.flat = scan_.position();
     FlatElementRange range;
-    if (!expect('[', "'[' and the flat range, e.g. 'flat [0:4096]'") ||
-        !integer("the begin of the flat range", kMinInt64, kMaxInt64,
-                 range.begin) ||
-        !expect(':', "':' between the begin and the end of the flat range") ||
-        !integer("the end of the flat range", kMinInt64, kMaxInt64,
-                 range.end) ||
-        !expect(']', "']' after the flat range"))
+    if (!scan_.expect('[', "'[' and the flat range, e.g. 'flat [0:4096]'") ||
+        !scan_.integer("the begin of the flat range", kMinInt64, kMaxInt64,
+                       range.begin) ||
+        !scan_.expect(':',
+                      "':' between the begin and the end of the flat range") ||
+        !scan_.integer("the end of the flat range", kMinInt64, kMaxInt64,
+                       range.end) ||
+        !scan_.expect(']', "']' after the flat range"))
       return false;
     t.flat = range;
   }
   t.data.reset();
-  if (peekWord() == kFieldData) {
-    s.data = pos_;
-    pos_ += kFieldData.size();
-    skipSpace();
+  if (scan_.peekWord() == kFieldData) {
+    s.data = scan_.position();
+    scan_.skip(kFieldData.size());
+    scan_.skipSpace();
     int64_t begin = 0, end = 0;
-    if (!expect('[', "'[' and the tensor's data offsets, e.g. 'data [0:4096]'") ||
-        !integer("the first byte of the tensor's data", 0, kMaxInt64, begin) ||
-        !expect(':', "':' between the begin and the end of the data offsets") ||
-        !integer("the end of the tensor's data", 0, kMaxInt64, end) ||
-        !expect(']', "']' after the data offsets"))
+    if (!scan_.expect(
+            '[', "'[' and the tensor's data offsets, e.g. 'data [0:4096]'") ||
+        !scan_.integer("the first byte of the tensor's data", 0, kMaxInt64,
+                       begin) ||
+        !scan_.expect(
+            ':', "':' between the begin and the end of the data offsets") ||
+        !scan_.integer("the end of the tensor's data", 0, kMaxInt64, end) ||
+        !scan_.expect(']', "']' after the data offsets"))
       return false;
     t.data = plan::ByteRange{uint64_t(begin), uint64_t(end)};
   }
@@ -684,30 +415,31 @@ bool LineParser::tensorLine(std::string_view keyword, LineKind kind,
 }
 
 bool LineParser::instructionWithResults() {
-  usage_ = kUsageInstruction;
+  scan_.setUsage(kUsageInstruction);
   out_.results.clear();
   out_.resultTypes.clear();
   do {
     uint32_t id = 0;
-    if (!bufferRef("a buffer such as '%0'", id, out_.sites.results))
+    if (!scan_.bufferRef("a buffer such as '%0'", id, out_.sites.results))
       return false;
     out_.results.push_back(id);
-  } while (accept(','));
-  if (!expect('=', "'=' after the buffers an instruction defines"))
+  } while (scan_.accept(','));
+  if (!scan_.expect('=', "'=' after the buffers an instruction defines"))
     return false;
-  skipSpace();
-  size_t opcodeAt = pos_;
-  std::string_view opcode = peekWord();
+  scan_.skipSpace();
+  size_t opcodeAt = scan_.position();
+  std::string_view opcode = scan_.peekWord();
   if (opcode == "send" || opcode == "write") {
-    usage_ = opcode == "send" ? kUsageSend : kUsageWrite;
-    return fail(opcodeAt, "'" + std::string(opcode) + "' defines no buffers");
+    scan_.setUsage(opcode == "send" ? kUsageSend : kUsageWrite);
+    return scan_.fail(opcodeAt,
+                      "'" + std::string(opcode) + "' defines no buffers");
   }
   bool single = opcode == "read" || opcode == "copy";
   if (single && out_.results.size() != 1) {
-    usage_ = opcode == "read" ? kUsageRead : kUsageCopy;
-    return fail(out_.sites.results[1], "'" + std::string(opcode) +
-                                           "' defines one buffer, not " +
-                                           std::to_string(out_.results.size()));
+    scan_.setUsage(opcode == "read" ? kUsageRead : kUsageCopy);
+    return scan_.fail(out_.sites.results[1],
+                      "'" + std::string(opcode) + "' defines one buffer, not " +
+                          std::to_string(out_.results.size()));
   }
   if (opcode == "read")
     return readBody();
@@ -716,35 +448,35 @@ bool LineParser::instructionWithResults() {
   if (opcode == "copy")
     return copyBody();
   if (opcode.empty())
-    return expected("an opcode (read, recv or copy)");
-  fail(opcodeAt, "unknown instruction " + quote(opcode));
+    return scan_.expected("an opcode (read, recv or copy)");
+  scan_.fail(opcodeAt, "unknown instruction " + quote(opcode));
   std::string suggestion =
       closestSpelling(std::string(opcode), {"read", "recv", "copy"});
   if (!suggestion.empty())
-    error_.hint = "did you mean '" + suggestion + "'?";
+    scan_.setHint("did you mean '" + suggestion + "'?");
   return false;
 }
 
 bool LineParser::instructionWithoutResults(std::string_view opcode) {
-  size_t at = pos_;
+  size_t at = scan_.position();
   if (opcode == "send") {
-    pos_ += opcode.size();
+    scan_.skip(opcode.size());
     return sendBody();
   }
   if (opcode == "write") {
-    pos_ += opcode.size();
+    scan_.skip(opcode.size());
     return writeBody();
   }
-  usage_ = opcode == "read"   ? kUsageRead
-           : opcode == "recv" ? kUsageRecv
-                              : kUsageCopy;
-  return fail(at, "'" + std::string(opcode) +
-                      "' defines buffers: name them before '='");
+  scan_.setUsage(opcode == "read"   ? kUsageRead
+                 : opcode == "recv" ? kUsageRecv
+                                    : kUsageCopy);
+  return scan_.fail(at, "'" + std::string(opcode) +
+                            "' defines buffers: name them before '='");
 }
 
 bool LineParser::readBody() {
-  usage_ = kUsageRead;
-  pos_ += 4;
+  scan_.setUsage(kUsageRead);
+  scan_.skip(4);
   startInstruction(plan::Opcode::Read);
   plan::Instruction &in = out_.instruction;
   LineSites &s = out_.sites;
@@ -752,28 +484,28 @@ bool LineParser::readBody() {
   out_.resultTypes.emplace_back();
   plan::BufferDecl &decl = out_.resultTypes.back();
   s.resultTypes.push_back(0);
-  return expectWord(kSourceTensorRef) &&
-         id("the source tensor id", in.tensor, &s.tensor) &&
+  return scan_.expectWord(kSourceTensorRef) &&
+         scan_.id("the source tensor id", in.tensor, &s.tensor) &&
          box("the region to read, e.g. '[0:8, 2:4]'", in.region, &s.region) &&
-         expect(':', "':' and the buffer's type") &&
+         scan_.expect(':', "':' and the buffer's type") &&
          type("the buffer's type, e.g. 'bfloat16[8, 2]'", decl.dtype,
               decl.shape, &s.resultTypes.back());
 }
 
 bool LineParser::recvBody() {
-  usage_ = kUsageRecv;
-  pos_ += 4;
+  scan_.setUsage(kUsageRecv);
+  scan_.skip(4);
   startInstruction(plan::Opcode::Recv);
   plan::Instruction &in = out_.instruction;
   LineSites &s = out_.sites;
   in.buffers = out_.results;
-  if (!id("the rank to receive from", in.peer, &s.peer) ||
-      !expect(':', "':' and the types of the buffers received"))
+  if (!scan_.id("the rank to receive from", in.peer, &s.peer) ||
+      !scan_.expect(':', "':' and the types of the buffers received"))
     return false;
   for (size_t i = 0; i < out_.results.size(); ++i) {
-    if (i > 0 && !expect(',', "',' and the type of buffer %" +
-                                  std::to_string(out_.results[i]) +
-                                  " (one type per buffer received)"))
+    if (i > 0 && !scan_.expect(',', "',' and the type of buffer %" +
+                                        std::to_string(out_.results[i]) +
+                                        " (one type per buffer received)"))
       return false;
     out_.resultTypes.emplace_back();
     s.resultTypes.push_back(0);
@@ -783,74 +515,77 @@ bool LineParser::recvBody() {
               decl.dtype, decl.shape, &s.resultTypes.back()))
       return false;
   }
-  if (peek(','))
-    return fail(pos_, "more types than buffers: recv defines " +
+  if (scan_.peek(','))
+    return scan_.fail(scan_.position(),
+                      "more types than buffers: recv defines " +
                           std::to_string(out_.results.size()) +
                           (out_.results.size() == 1 ? " buffer" : " buffers"));
   return true;
 }
 
 bool LineParser::copyBody() {
-  usage_ = kUsageCopy;
-  pos_ += 4;
+  scan_.setUsage(kUsageCopy);
+  scan_.skip(4);
   startInstruction(plan::Opcode::Copy);
   plan::Instruction &in = out_.instruction;
   LineSites &s = out_.sites;
   in.buffer = out_.results[0];
-  if (!bufferRef("the input buffer, e.g. '%0'", in.input, s.operands) ||
-      !expect('[', "'[' and the transform steps (\"[]\" for none)"))
+  if (!scan_.bufferRef("the input buffer, e.g. '%0'", in.input, s.operands) ||
+      !scan_.expect('[', "'[' and the transform steps (\"[]\" for none)"))
     return false;
-  if (!accept(']')) {
+  if (!scan_.accept(']')) {
     std::string text;
     do {
-      skipSpace();
-      size_t at = pos_;
+      scan_.skipSpace();
+      size_t at = scan_.position();
       s.steps.push_back(at);
-      if (!quoted("a transform step as a string, e.g. \"[1, 0]\"", text))
+      if (!scan_.quoted("a transform step as a string, e.g. \"[1, 0]\"", text))
         return false;
       in.transform.emplace_back();
       if (!step(text, at, in.transform.back()))
         return false;
-    } while (accept(','));
-    if (!expect(']', "',' or ']' after a transform step"))
+    } while (scan_.accept(','));
+    if (!scan_.expect(']', "',' or ']' after a transform step"))
       return false;
   }
   out_.resultTypes.emplace_back();
   s.resultTypes.push_back(0);
   plan::BufferDecl &decl = out_.resultTypes.back();
-  return expect(':', "':' and the output buffer's type") &&
+  return scan_.expect(':', "':' and the output buffer's type") &&
          type("the output buffer's type, e.g. 'float32[2, 8]'", decl.dtype,
               decl.shape, &s.resultTypes.back());
 }
 
 bool LineParser::sendBody() {
-  usage_ = kUsageSend;
+  scan_.setUsage(kUsageSend);
   startInstruction(plan::Opcode::Send);
   out_.results.clear();
   out_.resultTypes.clear();
   plan::Instruction &in = out_.instruction;
-  if (!id("the rank to send to", in.peer, &out_.sites.peer))
+  if (!scan_.id("the rank to send to", in.peer, &out_.sites.peer))
     return false;
   do {
     uint32_t id = 0;
-    if (!bufferRef("a buffer to send, e.g. '%0'", id, out_.sites.operands))
+    if (!scan_.bufferRef("a buffer to send, e.g. '%0'", id,
+                         out_.sites.operands))
       return false;
     in.buffers.push_back(id);
-  } while (accept(','));
+  } while (scan_.accept(','));
   return true;
 }
 
 bool LineParser::writeBody() {
-  usage_ = kUsageWrite;
+  scan_.setUsage(kUsageWrite);
   startInstruction(plan::Opcode::Write);
   out_.results.clear();
   out_.resultTypes.clear();
   plan::Instruction &in = out_.instruction;
   LineSites &s = out_.sites;
-  return expectWord(kDestinationTensorRef) &&
-         id("the destination tensor id", in.tensor, &s.tensor) &&
+  return scan_.expectWord(kDestinationTensorRef) &&
+         scan_.id("the destination tensor id", in.tensor, &s.tensor) &&
          box("the region to write, e.g. '[0:2, 0:8]'", in.region, &s.region) &&
-         bufferRef("the buffer to write, e.g. '%3'", in.buffer, s.operands);
+         scan_.bufferRef("the buffer to write, e.g. '%3'", in.buffer,
+                         s.operands);
 }
 
 } // namespace
