@@ -42,3 +42,12 @@ for file in config.json generation_config.json tokenizer.json tokenizer_config.j
 done
 echo "TP4 checkpoint: $out_dir/tp4 ($(ls "$out_dir/tp4" | wc -l) files; plan in $out_dir/tp4/.aoa)"
 echo "Hugging Face directory: $out_dir/hf_again ($(ls "$out_dir/hf_again" | wc -l) files)"
+
+# The Python module (when this build has it): README.md's lines of its section "Python", run as written (with
+# this build directory), with the interpreter the module was built for.
+if ls "$build_dir"/python/aoa/_aoa*.so >/dev/null 2>&1; then
+  python_exe=$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
+  echo "== Python (README.md, section Python): rank 1's TP4 tensors loaded into numpy arrays, no files written"
+  sed -n '/^## Python$/,/^## /p' README.md | sed -n '/^```python$/,/^```$/p' | sed '1d;$d' |
+    sed "s|\"build/|\"$build_dir/|g" | PYTHONPATH="$build_dir/python" "${python_exe:-python3}" -
+fi

@@ -11,6 +11,8 @@ packages=(
   nlohmann-json3-dev libsimdjson-dev libxxhash-dev             # formats, hashing
   libgtest-dev libgmock-dev libbenchmark-dev                   # tests, benchmarks
   openmpi-bin libopenmpi-dev                                   # mpi backend
+  python3-dev pybind11-dev python3-pybind11                    # the Python module (python/)
+  python3-numpy python3-pytest                                 # its arrays and tests
 )
 
 sudo=""

@@ -3,11 +3,13 @@
 
 #include "aoa/runtime/storage/DestinationFiles.h"
 #include "aoa/runtime/storage/SourceFiles.h"
+#include "aoa/runtime/storage/StoredRegion.h"
 #include "aoa/runtime/transforms/Cast.h"
 #include "aoa/runtime/transforms/TransformStages.h"
 #include "aoa/runtime/transforms/TransformSteps.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace aoa::runtime {
 
@@ -204,7 +206,7 @@ Error RankRound::castFailure(uint32_t i, DType from, DType to,
                                     " of buffer %" + std::to_string(buffer)));
 }
 
-Status RankRound::runWrite(uint32_t i, DestinationFiles &destinations) const {
+Status RankRound::checkWrite(uint32_t i) const {
   const plan::Instruction &inst = instruction(i);
   const plan::BufferDecl &buffer = round_->buffers[inst.buffer];
   const plan::StoredTensor &tensor = plan_.destinationTensors[inst.tensor];
@@ -216,10 +218,41 @@ Status RankRound::runWrite(uint32_t i, DestinationFiles &destinations) const {
                      formatShape(buffer.shape) + " into " +
                      std::string(dtypeName(tensor.dtype)) + " data",
                  "the plan is inconsistent; recompile it"};
+  return Status();
+}
+
+Status RankRound::runWrite(uint32_t i, DestinationFiles &destinations) const {
+  if (Status checked = checkWrite(i); !checked.ok())
+    return checked;
+  const plan::Instruction &inst = instruction(i);
   Status status = destinations.writeRegion(inst.tensor, inst.region,
                                            pointers_[inst.buffer]);
   if (!status.ok())
     return prefixed(where(), status.error());
+  return Status();
+}
+
+Status RankRound::runWriteToMemory(uint32_t i, uint8_t *tensorData) const {
+  if (Status checked = checkWrite(i); !checked.ok())
+    return checked;
+  const plan::Instruction &inst = instruction(i);
+  const plan::StoredTensor &tensor = plan_.destinationTensors[inst.tensor];
+  if (!tensorData)
+    return Error{where() + ": writing " + tensor.key + inst.region.toString() +
+                     " into a tensor the caller did not give",
+                 "this is a bug in aoa; please report it"};
+  size_t elementSize = dtypeSize(tensor.dtype);
+  const uint8_t *buffer = pointers_[inst.buffer];
+  // The runs a file write would store with pwrite, as copies.
+  Status walk = forEachStoredRun(
+      tensor.box, tensor.flat, inst.region, [&](const StoredRun &run) {
+        std::memcpy(tensorData + size_t(run.storedOffset) * elementSize,
+                    buffer + size_t(run.regionOffset) * elementSize,
+                    size_t(run.count) * elementSize);
+        return true;
+      });
+  if (!walk.ok())
+    return prefixed(where(), walk.error());
   return Status();
 }
 

@@ -27,6 +27,15 @@ Status RunLifeCycle::withoutRank(Status status) const {
   return error;
 }
 
+Status RunLifeCycle::checkInterrupted() const {
+  if (!options_.interrupted || !options_.interrupted())
+    return Status();
+  return Error{"interrupted",
+               writesFiles() ? "nothing was installed in the destination; the "
+                               "same run resumes from the files it finished"
+                             : ""};
+}
+
 bool RunLifeCycle::agree(const Status &status) {
   uint32_t size = group_.size();
   uint64_t written =

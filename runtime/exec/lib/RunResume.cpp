@@ -35,6 +35,10 @@ Status RunLifeCycle::prepareWork() {
     for (size_t f = 0; f < finishedFiles.size(); ++f)
       finishedFiles[f] = finished[f] != 0;
   }
+  // A file nobody wants is as good as finished: nothing is done for it.
+  for (uint32_t f = 0; f < finishedFiles.size(); ++f)
+    if (!wantsFile(f))
+      finishedFiles[f] = true;
 
   Expected<InstructionMask> live = liveInstructions(plan_, finishedFiles);
   if (!live.ok())

@@ -315,7 +315,7 @@ TEST_F(DeviceExecutorTest, DeviceTensorsThatDoNotMatchThePlanAreRefused) {
   EXPECT_FALSE(results[0].error);
   ASSERT_TRUE(results[1].error);
   const std::string &message = results[1].error->message;
-  EXPECT_NE(message.find("model-00002.safetensors: qc is given 44 bytes at "
+  EXPECT_NE(message.find("model-00002.safetensors: qc is given 44 bytes "
                          "but holds float32[3, 2, 2] (48 bytes)"),
             std::string::npos)
       << message;

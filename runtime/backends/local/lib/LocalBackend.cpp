@@ -1,6 +1,7 @@
 //===- LocalBackend.cpp ---------------------------------------------------===//
 #include "aoa/runtime/backends/LocalBackend.h"
 
+#include "aoa/runtime/exec/CallerTensors.h"
 #include "aoa/runtime/exec/DirectTransfers.h"
 #include "aoa/runtime/exec/MessageMatching.h"
 #include "aoa/runtime/exec/RunLifeCycle.h"
@@ -21,15 +22,27 @@ Error prefixed(const std::string &where, const Error &error) {
   return Error{where + ": " + error.message, error.hint};
 }
 
+/// One rank's destination tensors, written into the caller's memory
+/// instead of files (loadRankLocally).
+struct MemoryDestination {
+  uint32_t rank = 0;
+  std::vector<CallerTensor> tensors;
+};
+
 /// The local backend's rounds: every rank's in lock step, each rank's
 /// buffers in its own arena (sized for its largest round, allocated when
-/// first used); a receive borrows the sender's buffer.
+/// first used); a receive borrows the sender's buffer. With a
+/// MemoryDestination, only the work that one rank's tensors need runs
+/// (other ranks' reads and copies included, for its messages), and its
+/// writes fill the caller's memory.
 class LocalRun final : public RunLifeCycle {
 public:
   LocalRun(const plan::Plan &plan, const RunOptions &options,
-           const RankGroup &process, ProgressMeter *progress)
+           const RankGroup &process, ProgressMeter *progress,
+           std::optional<MemoryDestination> memory = std::nullopt)
       : RunLifeCycle(plan, options, process, RankScope::AllRanks, progress,
-                     JobLauncher()) {
+                     JobLauncher()),
+        memory_(std::move(memory)) {
     arenaBytes_.resize(plan.programs.size());
     for (uint32_t rank = 0; rank < plan.programs.size(); ++rank)
       arenaBytes_[rank] =
@@ -37,6 +50,20 @@ public:
   }
 
 private:
+  bool writesFiles() const override { return !memory_; }
+  bool wantsFile(uint32_t file) const override {
+    return !memory_ || plan_.destinationFiles[file].rank == memory_->rank;
+  }
+  Status checkResources() override {
+    if (!memory_)
+      return Status();
+    Expected<std::vector<uint8_t *>> bound =
+        bindCallerTensors(plan_, memory_->rank, memory_->tensors, "tensors");
+    if (!bound.ok())
+      return bound.error();
+    tensorData_ = std::move(*bound);
+    return Status();
+  }
   uint64_t hostBufferBytes() const override {
     uint64_t bytes = 0;
     for (uint64_t rankBytes : arenaBytes_)
@@ -49,9 +76,13 @@ private:
   }
   void releaseBuffers() override { arenas_.clear(); }
   bool runRounds() override {
-    for (size_t r = 0; r < roundCount(); ++r)
-      if (Status status = runRound(r); !status.ok())
+    for (size_t r = 0; r < roundCount(); ++r) {
+      Status status = checkInterrupted();
+      if (status.ok())
+        status = runRound(r);
+      if (!status.ok())
         return agree(status);
+    }
     return true;
   }
 
@@ -79,7 +110,8 @@ private:
     // directOf[rank][instruction]: the direct transfer a read or a write
     // belongs to, or -1. Such reads are not run; their writes copy.
     std::vector<DirectTransfer> direct;
-    if (options_.directCopy)
+    // File to file only: memory is written through the buffers.
+    if (options_.directCopy && !memory_)
       direct = findDirectTransfers(plan_, ranks, messages);
     std::vector<std::vector<int32_t>> directOf(ranks.size());
     for (size_t t = 0; t < direct.size(); ++t) {
@@ -135,6 +167,8 @@ private:
     return pool_->parallelFor(writes.size(), [&](size_t i) {
       if (writes[i].direct)
         return runDirectWrite(*writes[i].direct, ranks);
+      if (memory_)
+        return writeToMemory(writes[i]);
       return writes[i].rank->runWrite(writes[i].instruction, *destinations_);
     });
   }
@@ -178,23 +212,53 @@ private:
     return Status();
   }
 
+  Status writeToMemory(const Task &write) {
+    const plan::Instruction &inst = write.rank->instruction(write.instruction);
+    if (Status status = write.rank->runWriteToMemory(
+            write.instruction, tensorData_[inst.tensor]);
+        !status.ok())
+      return status;
+    bytesWrittenToMemory_ += write.rank->bufferBytes(inst.buffer);
+    return Status();
+  }
+
+  std::optional<MemoryDestination> memory_;
+  /// With memory_: by destination tensor, the caller's memory.
+  std::vector<uint8_t *> tensorData_;
   /// By rank: its largest round's arena, and the arena once allocated.
   std::vector<uint64_t> arenaBytes_;
   std::vector<std::unique_ptr<uint8_t[]>> arenas_;
 };
 
-} // namespace
-
-Expected<RunReport> runPlanLocally(const plan::Plan &plan,
-                                   const RunOptions &options,
-                                   ProgressMeter *progress) {
-  std::unique_ptr<RankGroup> process = makeSingleRankGroup();
-  RankRunResult result = LocalRun(plan, options, *process, progress).run();
+Expected<RunReport> reportOf(RankRunResult result) {
   if (result.ok())
     return result.report;
   // A group of one fails only with its own error.
   return result.error ? *result.error
                       : Error{"the run failed", "see the messages above"};
+}
+
+} // namespace
+
+Expected<RunReport> loadRankLocally(const plan::Plan &plan,
+                                    const RunOptions &options, uint32_t rank,
+                                    std::vector<CallerTensor> tensors) {
+  if (rank >= plan.ranks)
+    return Error{"rank " + std::to_string(rank) + " is not a rank of the plan",
+                 "the plan has " + std::to_string(plan.ranks) +
+                     (plan.ranks == 1 ? " rank (0)" : " ranks (0 to " +
+                     std::to_string(plan.ranks - 1) + ")")};
+  std::unique_ptr<RankGroup> process = makeSingleRankGroup();
+  return reportOf(LocalRun(plan, options, *process, nullptr,
+                           MemoryDestination{rank, std::move(tensors)})
+                      .run());
+}
+
+Expected<RunReport> runPlanLocally(const plan::Plan &plan,
+                                   const RunOptions &options,
+                                   ProgressMeter *progress) {
+  std::unique_ptr<RankGroup> process = makeSingleRankGroup();
+  return reportOf(LocalRun(plan, options, *process, progress).run());
 }
 
 } // namespace aoa::runtime

@@ -4,6 +4,7 @@
 #include "Device.h"
 #include "DeviceTransport.h"
 #include "aoa/ir/ByteSize.h"
+#include "aoa/runtime/exec/CallerTensors.h"
 #include "aoa/runtime/exec/RunLifeCycle.h"
 #include "aoa/runtime/storage/StoredRegion.h"
 #include "aoa/runtime/transforms/Cast.h"
@@ -12,7 +13,6 @@
 #include "aoa/runtime/transforms/TransformStages.h"
 
 #include <algorithm>
-#include <map>
 #include <optional>
 
 namespace aoa::runtime {
@@ -160,51 +160,12 @@ private:
 };
 
 Status DeviceRun::bindDeviceTensors() {
-  std::map<std::pair<std::string, std::string>, uint32_t> ours;
-  for (uint32_t t = 0; t < plan_.destinationTensors.size(); ++t) {
-    const plan::StoredTensor &tensor = plan_.destinationTensors[t];
-    if (plan_.destinationFiles[tensor.file].rank == rank_)
-      ours[{plan_.destinationFiles[tensor.file].path, tensor.name}] = t;
-  }
-  tensorData_.assign(plan_.destinationTensors.size(), nullptr);
-  std::vector<std::string> problems;
-  for (const DeviceTensor &given : *givenTensors_) {
-    std::string name = given.file + ": " + given.name;
-    auto found = ours.find({given.file, given.name});
-    if (found == ours.end()) {
-      problems.push_back(name + " is not a tensor of this rank's destination "
-                                "files");
-      continue;
-    }
-    const plan::StoredTensor &tensor = plan_.destinationTensors[found->second];
-    uint64_t bytes =
-        uint64_t(tensor.storedElements()) * dtypeSize(tensor.dtype);
-    if (given.bytes != bytes || (!given.data && bytes))
-      problems.push_back(name + " is given " + std::to_string(given.bytes) +
-                         " bytes at " + (given.data ? "" : "null ") +
-                         "but holds " + std::string(dtypeName(tensor.dtype)) +
-                         formatShape(tensor.storedShape()) + " (" +
-                         std::to_string(bytes) + " bytes)");
-    else if (tensorData_[found->second])
-      problems.push_back(name + " is given twice");
-    else
-      tensorData_[found->second] = static_cast<uint8_t *>(given.data);
-  }
-  for (const auto &[where, t] : ours)
-    if (!tensorData_[t] &&
-        plan_.destinationTensors[t].storedElements() > 0)
-      problems.push_back(where.first + ": " + where.second +
-                         " is not given");
-  if (problems.empty())
-    return Status();
-  std::string message = "the device tensors do not match this rank's "
-                        "destination tensors:";
-  for (size_t k = 0; k < problems.size() && k < 20; ++k)
-    message += "\n  " + problems[k];
-  if (problems.size() > 20)
-    message += "\n  and " + std::to_string(problems.size() - 20) + " more";
-  return Error{message, "give one device tensor per tensor of the rank's "
-                        "destination files, sized as the file would store it"};
+  Expected<std::vector<uint8_t *>> bound =
+      bindCallerTensors(plan_, rank_, *givenTensors_, "device tensors");
+  if (!bound.ok())
+    return bound.error();
+  tensorData_ = std::move(*bound);
+  return Status();
 }
 
 Status DeviceRun::queueWriteToTensor(Slot &slot, uint32_t i) {

@@ -29,6 +29,7 @@
 #define AOA_RUNTIME_BACKENDS_NCCL_LIB_DEVICEEXECUTOR_H
 
 #include "aoa/ir/Plan.h"
+#include "aoa/runtime/exec/CallerTensors.h"
 #include "aoa/runtime/exec/RankGroup.h"
 #include "aoa/runtime/exec/RankRunResult.h"
 #include "aoa/runtime/exec/RunOptions.h"
@@ -52,16 +53,12 @@ RankRunResult runPlanOnDevice(const plan::Plan &plan, const RunOptions &options,
                               const JobLauncher &launcher,
                               ProgressMeter *progress = nullptr);
 
-/// A destination tensor that the caller holds in device memory: one tensor
-/// of one of the plan's destination files, named by the file's path (as the
-/// plan gives it) and the tensor's name in it, laid out as the file would
-/// store it (row-major over its stored shape, the plan's dtype).
-struct DeviceTensor {
-  std::string file;
-  std::string name;
-  void *data = nullptr;
-  uint64_t bytes = 0;
-};
+/// A destination tensor that the caller holds in device memory (on
+/// `device`): one tensor of one of the plan's destination files, named by
+/// the file's path (as the plan gives it) and the tensor's name in it, laid
+/// out as the file would store it (row-major over its stored shape, the
+/// plan's dtype). Bound as every caller's tensors are (CallerTensors.h).
+using DeviceTensor = CallerTensor;
 
 /// The library entry point for a training process: runs this process's rank
 /// of `plan` like runPlanOnDevice, but its writes go into `tensors` (device

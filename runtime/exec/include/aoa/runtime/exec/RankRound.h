@@ -89,6 +89,9 @@ public:
   Status runRead(uint32_t i, const SourceFiles &sources) const;
   Status runCopy(uint32_t i) const;
   Status runWrite(uint32_t i, DestinationFiles &destinations) const;
+  /// Runs write `i` into memory instead of a file: `tensorData` holds the
+  /// whole destination tensor as its file would store it (CallerTensors.h).
+  Status runWriteToMemory(uint32_t i, uint8_t *tensorData) const;
 
   /// "rank R, round N".
   std::string where() const;
@@ -101,6 +104,9 @@ public:
   Error castFailure(uint32_t i, DType from, DType to, uint64_t offset) const;
 
 private:
+  /// Write `i`'s buffer fits its region of the destination tensor.
+  Status checkWrite(uint32_t i) const;
+
   const plan::Plan &plan_;
   uint32_t rank_;
   size_t roundNumber_;

@@ -87,6 +87,10 @@ protected:
   /// backend's device tensors): no destination directory, no files, no
   /// journal, no metadata.json.
   virtual bool writesFiles() const { return true; }
+  /// False for a destination file this run does not need (a run into the
+  /// caller's memory of one rank's tensors): its writes, and the reads,
+  /// messages and copies that only feed them, are not run.
+  virtual bool wantsFile(uint32_t file) const { return true; }
 
   /// Every process says whether `status` failed; true when none did. This
   /// process's first failure is kept for its report. Also shares the bytes
@@ -105,6 +109,8 @@ protected:
   /// pointers the round was laid out with.
   Status runReads(const RankRound &round);
   Status runWrites(const RankRound &round);
+  /// An error once RunOptions::interrupted says so (asked between rounds).
+  Status checkInterrupted() const;
   /// With RankScope::OwnRank, errors without the "rank R, " RankRound puts
   /// first (a process prints its rank's errors as its own).
   Status withoutRank(Status status) const;

@@ -8,6 +8,7 @@
 #define AOA_RUNTIME_EXEC_RUNOPTIONS_H
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace aoa::runtime {
@@ -37,7 +38,13 @@ struct RunOptions {
   /// (DirectTransfers.h) instead of through a buffer. Off only to compare
   /// the two paths.
   bool directCopy = true;
+  /// Asked between rounds (the local backend); when it returns true the run
+  /// stops as a failed run does ("interrupted"): DST gets no metadata.json,
+  /// and finished files stay in DST/.aoa-run for the same run to resume
+  /// from. The Python module sets it when Ctrl-C is pressed.
+  std::function<bool()> interrupted;
 };
+
 
 /// The buffer memory a run may hold: options.memoryLimit, or 90% of the
 /// machine's physical memory when that is 0.
