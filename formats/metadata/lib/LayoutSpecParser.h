@@ -1,12 +1,15 @@
 //===- LayoutSpecParser.h - The layout spec's reader ------------*- C++ -*-===//
 //
-// Private to formats/metadata. The parser is split over four files:
+// Private to formats/metadata. The parser is split over six files:
 //  - LayoutSpecLoader.cpp: the document, file pattern, optimizer states,
 //    and the public entry points;
 //  - LayoutSpecMeshes.cpp: meshes (the spec's mesh and its named meshes);
 //  - LayoutSpecPlacement.cpp: placements as written (TENSOR entries, rules,
-//    the default), resolving them for one key, and adding shards;
-//  - LayoutSpecRules.cpp: rules, stages and experts, and placing a key list.
+//    the default) and resolving them for one key;
+//  - LayoutSpecTensors.cpp: `tensors` entries, and adding placed tensors'
+//    shards and optimizer states;
+//  - LayoutSpecRules.cpp: rules, stages and experts;
+//  - LayoutSpecKeyList.cpp: placing a key list.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_FORMATS_METADATA_LIB_LAYOUTSPECPARSER_H
@@ -301,6 +304,9 @@ private:
   std::optional<unsigned> readFlatAxis(const Json &value,
                                        const DeviceMesh &mesh,
                                        const std::string &context);
+
+  //===--- Tensors (LayoutSpecTensors.cpp) -------------------------------===//
+
   void parseTensors(const Json &value);
   void parseTensor(const std::string &key, const Json &value);
   /// Reads the dtype and shape a `tensors` entry gives (or its key-list
@@ -333,6 +339,9 @@ private:
   /// Finds the mesh axes a rule's captured ids select on; errors at the
   /// rule.
   bool resolveRuleIds(Rule &rule, const PlacementFields &fields);
+
+  //===--- The key list (LayoutSpecKeyList.cpp) --------------------------===//
+
   /// Places every key of the key list (and the `tensors` entries for other
   /// keys), in order.
   void placeKeyList();
@@ -343,14 +352,14 @@ private:
   /// Counts the ids and splits them over each rule's axis.
   void finishIdAxes();
   void finishIdAxis(IdAxis &axis, bool layers);
-  /// The placement of key-list entry `index` (for a state key, its model
-  /// key's), or nullopt after reporting why there is none.
   /// Notes how many more keys each rule could not place.
   void reportQuietFailures();
   std::optional<KeyPlacement> placeRuleKey(const Rule &rule,
                                            const KeySource &source,
                                            llvm::ArrayRef<int64_t> shape,
                                            const std::string &keyContext);
+  /// The placement of key-list entry `index` (for a state key, its model
+  /// key's), or nullopt after reporting why there is none.
   std::optional<KeyPlacement> placementOf(size_t index,
                                           llvm::ArrayRef<int64_t> shape,
                                           const std::string &keyContext);
