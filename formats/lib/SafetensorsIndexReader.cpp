@@ -17,7 +17,6 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
-#include <cctype>
 #include <numeric>
 
 #include <simdjson.h>
@@ -132,7 +131,7 @@ private:
     std::optional<JsonSyntaxError> syntax = findJsonSyntaxError(text_);
     if (!syntax)
       return std::nullopt;
-    return failAt(tokenStart(syntax->offset),
+    return failAt(jsonTokenStart(text_, syntax->offset),
                   "malformed JSON: " + syntax->message);
   }
   /// A value of the wrong type at `offset`; but simdjson reads an unquoted
@@ -151,35 +150,6 @@ private:
                 simdjson::error_message(code));
   }
 
-  /// The start of the token whose last character is at `offset` (nlohmann
-  /// reports where it stopped reading, at the end of the offending token).
-  size_t tokenStart(size_t offset) const {
-    if (offset >= text_.size())
-      return text_.size();
-    auto isWordChar = [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
-             c == '-' || c == '+';
-    };
-    if (isWordChar(text_[offset])) {
-      while (offset > 0 && isWordChar(text_[offset - 1]))
-        --offset;
-      return offset;
-    }
-    if (text_[offset] == '"' && offset > 0) {
-      // Back to the opening quote: the previous quote with an even number
-      // of backslashes before it.
-      for (size_t i = offset; i-- > 0;) {
-        if (text_[i] != '"')
-          continue;
-        size_t backslashes = 0;
-        while (i > backslashes && text_[i - 1 - backslashes] == '\\')
-          ++backslashes;
-        if (backslashes % 2 == 0)
-          return i;
-      }
-    }
-    return offset;
-  }
   size_t offsetOf(const char *at) const {
     const char *begin = json_.data();
     return at >= begin && at <= begin + json_.size() ? size_t(at - begin) : 0;

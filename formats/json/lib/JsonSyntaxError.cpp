@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
+
 namespace aoa {
 
 namespace {
@@ -49,6 +51,37 @@ std::optional<JsonSyntaxError> findJsonSyntaxError(std::string_view text) {
   // character of the offending token.
   return JsonSyntaxError{finder.position > 0 ? finder.position - 1 : 0,
                          std::move(finder.message)};
+}
+
+size_t jsonTokenStart(std::string_view text, size_t offset,
+                      bool invalidLiteral) {
+  auto isWordChar = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+           c == '-' || c == '+';
+  };
+  if (offset >= text.size())
+    return text.size();
+  if (invalidLiteral && offset > 0 && isWordChar(text[offset - 1]))
+    --offset;
+  if (isWordChar(text[offset])) {
+    while (offset > 0 && isWordChar(text[offset - 1]))
+      --offset;
+    return offset;
+  }
+  if (text[offset] == '"') {
+    // Back to the opening quote: the previous quote with an even number of
+    // backslashes before it.
+    for (size_t i = offset; i-- > 0;) {
+      if (text[i] != '"')
+        continue;
+      size_t backslashes = 0;
+      while (i > backslashes && text[i - 1 - backslashes] == '\\')
+        ++backslashes;
+      if (backslashes % 2 == 0)
+        return i;
+    }
+  }
+  return offset;
 }
 
 } // namespace aoa

@@ -4,9 +4,9 @@
 // into nlohmann's DOM and walked in a fixed order (meshes before tensors,
 // whatever the file's order). The parser keeps the JSON path of the value it
 // is reading; a diagnostic finds its place by walking the text along that
-// path (JsonLocator). This file reads the document, meshes, the file pattern
-// and optimizer states; placements and rules are in LayoutSpecPlacement.cpp
-// and LayoutSpecRules.cpp.
+// path (JsonLocator). This file reads the document, the file pattern and
+// optimizer states; meshes are in LayoutSpecMeshes.cpp, placements and rules
+// in LayoutSpecPlacement.cpp and LayoutSpecRules.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/formats/metadata/LayoutSpecLoader.h"
@@ -154,78 +154,15 @@ std::optional<ShardMetadata> LayoutSpecParser::parse() {
     return std::nullopt;
   }
 
-  std::map<std::string, const Json *> fields;
+  JsonFields fields;
   forEachField(root, rootFields(), "", "the layout spec",
                [&](const std::string &name, const Json &value) {
                  fields[name] = &value;
                });
-  auto field = [&](const char *name) -> const Json * {
-    auto it = fields.find(name);
-    return it == fields.end() ? nullptr : it->second;
-  };
-  bool headerOk = checkHeader(field("format"), field("version"));
-  if (const Json *mesh = field("mesh")) {
-    Enter enter(*this, JsonPathStep::member("mesh"));
-    defaultMesh_ = parseMesh(*mesh, "mesh: ");
-  }
-  if (const Json *meshes = field("meshes")) {
-    Enter enter(*this, JsonPathStep::member("meshes"));
-    parseMeshes(*meshes);
-  }
-  if (const Json *pattern = field("file_pattern")) {
-    Enter enter(*this, JsonPathStep::member("file_pattern"));
-    parseFilePattern(*pattern);
-  } else {
-    std::string ignored;
-    filePattern_ = *FilePattern::parse(kDefaultFilePattern, ignored);
-  }
-  if (const Json *states = field("optimizer_states")) {
-    Enter enter(*this, JsonPathStep::member("optimizer_states"));
-    parseOptimizerStates(*states);
-  }
-  if (const Json *stages = field("stages")) {
-    Enter enter(*this, JsonPathStep::member("stages"));
-    stages_ =
-        parseIdAxis(*stages, "stages", "layer", "$LAYER_ID", "num_layers");
-  }
-  if (const Json *experts = field("experts")) {
-    Enter enter(*this, JsonPathStep::member("experts"));
-    experts_ =
-        parseIdAxis(*experts, "experts", "expert", "$EXPERT_ID", "num_experts");
-  }
-  const Json *tensors = field("tensors");
-  const Json *rules = field("rules");
-  const Json *defaultRule = field("default");
-  hasRules_ = rules || defaultRule;
-  if (!tensors && !hasRules_) {
-    error("the layout spec is missing the field 'tensors'").hint(kSpecHint);
-  } else if (hasRules_ && !keys_) {
-    Enter enter(*this, JsonPathStep::member(rules ? "rules" : "default"));
-    errorAtKey("rules place the keys of a checkpoint or of statements' "
-               "outputs, and none were given")
-        .hint("run aoa-layout SPEC --src METADATA (and --config STATEMENTS "
-              "to place the statements' outputs)");
-  } else if (headerOk && errorCount() == 0) {
-    // Tensors and rules are read only once everything they refer to is
-    // valid; otherwise one bad mesh would be reported once per tensor.
-    if (keys_)
-      for (size_t i = 0; i < keys_->keys.size(); ++i)
-        keyIndex_.emplace(keys_->keys[i].key, i);
-    if (tensors) {
-      Enter enter(*this, JsonPathStep::member("tensors"));
-      parseTensors(*tensors);
-    }
-    if (rules && !stopForErrors()) {
-      Enter enter(*this, JsonPathStep::member("rules"));
-      parseRules(*rules);
-    }
-    if (defaultRule && !stopForErrors()) {
-      Enter enter(*this, JsonPathStep::member("default"));
-      parseDefault(*defaultRule);
-    }
-    if (errorCount() == 0)
-      placeKeyList();
-  }
+  bool headerOk =
+      checkHeader(fieldOf(fields, "format"), fieldOf(fields, "version"));
+  parseSettings(fields);
+  parsePlacements(fields, headerOk);
   if (errorCount() != 0)
     return std::nullopt;
 
@@ -239,6 +176,79 @@ std::optional<ShardMetadata> LayoutSpecParser::parse() {
     return std::nullopt;
   }
   return builder_.finish();
+}
+
+void LayoutSpecParser::parseSettings(const JsonFields &fields) {
+  if (const Json *mesh = fieldOf(fields, "mesh")) {
+    Enter enter(*this, JsonPathStep::member("mesh"));
+    defaultMesh_ = parseMesh(*mesh, "mesh: ");
+  }
+  if (const Json *meshes = fieldOf(fields, "meshes")) {
+    Enter enter(*this, JsonPathStep::member("meshes"));
+    parseMeshes(*meshes);
+  }
+  if (const Json *pattern = fieldOf(fields, "file_pattern")) {
+    Enter enter(*this, JsonPathStep::member("file_pattern"));
+    parseFilePattern(*pattern);
+  } else {
+    std::string ignored;
+    filePattern_ = *FilePattern::parse(kDefaultFilePattern, ignored);
+  }
+  if (const Json *states = fieldOf(fields, "optimizer_states")) {
+    Enter enter(*this, JsonPathStep::member("optimizer_states"));
+    parseOptimizerStates(*states);
+  }
+  if (const Json *stages = fieldOf(fields, "stages")) {
+    Enter enter(*this, JsonPathStep::member("stages"));
+    stages_ =
+        parseIdAxis(*stages, "stages", "layer", "$LAYER_ID", "num_layers");
+  }
+  if (const Json *experts = fieldOf(fields, "experts")) {
+    Enter enter(*this, JsonPathStep::member("experts"));
+    experts_ =
+        parseIdAxis(*experts, "experts", "expert", "$EXPERT_ID", "num_experts");
+  }
+}
+
+void LayoutSpecParser::parsePlacements(const JsonFields &fields,
+                                       bool headerOk) {
+  const Json *tensors = fieldOf(fields, "tensors");
+  const Json *rules = fieldOf(fields, "rules");
+  const Json *defaultRule = fieldOf(fields, "default");
+  hasRules_ = rules || defaultRule;
+  if (!tensors && !hasRules_) {
+    error("the layout spec is missing the field 'tensors'").hint(kSpecHint);
+    return;
+  }
+  if (hasRules_ && !keys_) {
+    Enter enter(*this, JsonPathStep::member(rules ? "rules" : "default"));
+    errorAtKey("rules place the keys of a checkpoint or of statements' "
+               "outputs, and none were given")
+        .hint("run aoa-layout SPEC --src METADATA (and --config STATEMENTS "
+              "to place the statements' outputs)");
+    return;
+  }
+  // Tensors and rules are read only once everything they refer to is
+  // valid; otherwise one bad mesh would be reported once per tensor.
+  if (!headerOk || errorCount() != 0)
+    return;
+  if (keys_)
+    for (size_t i = 0; i < keys_->keys.size(); ++i)
+      keyIndex_.emplace(keys_->keys[i].key, i);
+  if (tensors) {
+    Enter enter(*this, JsonPathStep::member("tensors"));
+    parseTensors(*tensors);
+  }
+  if (rules && !stopForErrors()) {
+    Enter enter(*this, JsonPathStep::member("rules"));
+    parseRules(*rules);
+  }
+  if (defaultRule && !stopForErrors()) {
+    Enter enter(*this, JsonPathStep::member("default"));
+    parseDefault(*defaultRule);
+  }
+  if (errorCount() == 0)
+    placeKeyList();
 }
 
 bool LayoutSpecParser::checkHeader(const Json *format, const Json *version) {
@@ -270,245 +280,8 @@ bool LayoutSpecParser::checkHeader(const Json *format, const Json *version) {
 }
 
 //===----------------------------------------------------------------------===//
-// Meshes
+// File pattern and optimizer states
 //===----------------------------------------------------------------------===//
-
-std::optional<DeviceMesh>
-LayoutSpecParser::parseMesh(const Json &value, const std::string &context) {
-  if (!value.is_object()) {
-    error(context + "a mesh must be an object, not " + describe(value))
-        .hint(kMeshHint);
-    return std::nullopt;
-  }
-  unsigned errors = errorCount();
-  const Json *shapeValue = nullptr, *namesValue = nullptr, *idsValue = nullptr,
-             *nestedValue = nullptr;
-  std::string shapeField, namesField, idsField, nestedField;
-  // Paddle and MindSpore spell the same fields differently; one of each.
-  auto takeOne = [&](const Json *&slot, std::string &slotName,
-                     const std::string &name, const Json &fieldValue) {
-    if (slot) {
-      errorAtKey(context + "'" + name + "' and '" + slotName +
-                 "' say the same thing")
-          .hint("give one of them");
-      return;
-    }
-    slot = &fieldValue;
-    slotName = name;
-  };
-  forEachField(value, meshFields(), context, "a mesh",
-               [&](const std::string &name, const Json &fieldValue) {
-                 if (name == "shape" || name == "device_matrix")
-                   takeOne(shapeValue, shapeField, name, fieldValue);
-                 else if (name == "dim_names" || name == "alias_name")
-                   takeOne(namesValue, namesField, name, fieldValue);
-                 else if (name == "process_ids")
-                   takeOne(idsValue, idsField, name, fieldValue);
-                 else
-                   takeOne(nestedValue, nestedField, name, fieldValue);
-               });
-  if (nestedValue && (shapeValue || idsValue)) {
-    Enter enter(*this, JsonPathStep::member("process_mesh"));
-    errorAtKey(context +
-               "'process_mesh' gives the mesh's shape and process "
-               "ids; '" +
-               (shapeValue ? shapeField : idsField) + "' cannot go with it")
-        .hint("drop one of them");
-  }
-  if (!shapeValue && !idsValue && !nestedValue)
-    error(context + "a mesh needs 'shape' (or 'device_matrix'), "
-                    "'process_mesh' or 'process_ids'")
-        .hint(kMeshHint);
-  if (errorCount() != errors)
-    return std::nullopt;
-
-  std::vector<int64_t> shape, ids;
-  std::vector<std::string> names;
-  bool ok = true;
-  if (nestedValue) {
-    Enter enter(*this, JsonPathStep::member("process_mesh"));
-    ok = readProcessMesh(*nestedValue, context, shape, ids);
-  }
-  if (shapeValue) {
-    Enter enter(*this, JsonPathStep::member(shapeField));
-    std::optional<std::vector<int64_t>> read = readIntList(
-        *shapeValue, context + shapeField,
-        "the number of processes along each mesh axis, e.g. [2, 4]");
-    ok = ok && read;
-    if (read)
-      shape = std::move(*read);
-  }
-  if (idsValue) {
-    Enter enter(*this, JsonPathStep::member("process_ids"));
-    std::optional<std::vector<int64_t>> read =
-        readIntList(*idsValue, context + "process_ids",
-                    "the rank at every mesh coordinate, row-major");
-    ok = ok && read;
-    if (read)
-      ids = std::move(*read);
-    // A bare list of ranks is a one-axis mesh.
-    if (read && !shapeValue) {
-      shape = {static_cast<int64_t>(ids.size())};
-      if (ids.empty()) {
-        error(context + "process_ids must list at least one rank")
-            .hint("the rank at every mesh coordinate, row-major");
-        ok = false;
-      }
-    }
-  }
-  if (namesValue) {
-    Enter enter(*this, JsonPathStep::member(namesField));
-    std::optional<std::vector<std::string>> read =
-        readStringList(*namesValue, context + namesField,
-                       "one name per mesh axis, e.g. [\"dp\", \"mp\"]");
-    ok = ok && read;
-    if (read)
-      names = std::move(*read);
-  }
-  if (!ok)
-    return std::nullopt;
-  LayoutError problem;
-  std::vector<int64_t> shapeCopy = shape;
-  std::optional<DeviceMesh> mesh = DeviceMesh::create(
-      std::move(shape), std::move(names), std::move(ids), &problem);
-  if (!mesh)
-    reportMeshError(problem, context, nestedValue ? "" : shapeField, namesField,
-                    nestedValue != nullptr, shapeCopy);
-  return mesh;
-}
-
-bool LayoutSpecParser::readProcessMesh(const Json &value,
-                                       const std::string &context,
-                                       std::vector<int64_t> &shape,
-                                       std::vector<int64_t> &ids) {
-  const char *hint = "process_mesh is a nested list of ranks, e.g. "
-                     "[[0, 1], [2, 3], [4, 5]]";
-  if (!value.is_array() || value.empty()) {
-    error(context +
-          "process_mesh must be a non-empty nested list of ranks, "
-          "not " +
-          (value.is_array() ? std::string("[]") : describe(value)))
-        .hint(hint);
-    return false;
-  }
-  // The shape is the lengths along the first elements; every other list
-  // must agree with it.
-  for (const Json *inner = &value; inner->is_array(); inner = &(*inner)[0]) {
-    if (inner->empty() || shape.size() == kMaxMeshDims)
-      break;
-    shape.push_back(static_cast<int64_t>(inner->size()));
-  }
-  // Iterative walk over the lists, in row-major order; where_ follows it
-  // and is restored on every exit.
-  size_t depth = where_.size();
-  bool ok = walkProcessMesh(value, context, hint, shape, ids);
-  where_.resize(depth);
-  return ok;
-}
-
-bool LayoutSpecParser::walkProcessMesh(const Json &value,
-                                       const std::string &context,
-                                       const char *hint,
-                                       llvm::ArrayRef<int64_t> shape,
-                                       std::vector<int64_t> &ids) {
-  struct Frame {
-    const Json *value;
-    size_t depth;
-    size_t next;
-  };
-  std::vector<Frame> stack{{&value, 0, 0}};
-  while (!stack.empty()) {
-    Frame &frame = stack.back();
-    if (frame.depth == shape.size()) {
-      std::optional<int64_t> id =
-          readInt(*frame.value, context + "a process id", hint);
-      if (!id)
-        return false;
-      ids.push_back(*id);
-      stack.pop_back();
-      where_.pop_back();
-      continue;
-    }
-    if (frame.next == 0 &&
-        (!frame.value->is_array() ||
-         frame.value->size() != static_cast<size_t>(shape[frame.depth]))) {
-      error(context + "process_mesh is not rectangular: expected a list of " +
-            std::to_string(shape[frame.depth]) + " here, not " +
-            (frame.value->is_array()
-                 ? "a list of " + std::to_string(frame.value->size())
-                 : describe(*frame.value)))
-          .hint(hint);
-      return false;
-    }
-    if (frame.next == frame.value->size()) {
-      stack.pop_back();
-      if (!stack.empty())
-        where_.pop_back();
-      continue;
-    }
-    size_t index = frame.next++;
-    where_.push_back(JsonPathStep::element(index));
-    stack.push_back(Frame{&(*frame.value)[index], frame.depth + 1, 0});
-  }
-  return true;
-}
-
-void LayoutSpecParser::reportMeshError(const LayoutError &problem,
-                                       const std::string &context,
-                                       const std::string &shapeField,
-                                       const std::string &namesField,
-                                       bool nestedIds,
-                                       llvm::ArrayRef<int64_t> shape) {
-  std::vector<JsonPathStep> steps;
-  switch (problem.input) {
-  case LayoutInput::MeshShape:
-    steps.push_back(
-        JsonPathStep::member(shapeField.empty() ? "process_mesh" : shapeField));
-    if (problem.entry && !shapeField.empty())
-      steps.push_back(JsonPathStep::element(*problem.entry));
-    break;
-  case LayoutInput::AxisNames:
-    steps.push_back(JsonPathStep::member(namesField));
-    if (problem.entry)
-      steps.push_back(JsonPathStep::element(*problem.entry));
-    break;
-  case LayoutInput::ProcessIds:
-    if (!nestedIds) {
-      steps.push_back(JsonPathStep::member("process_ids"));
-      if (problem.entry)
-        steps.push_back(JsonPathStep::element(*problem.entry));
-      break;
-    }
-    // The nested list's element at the row-major position `entry`.
-    steps.push_back(JsonPathStep::member("process_mesh"));
-    if (problem.entry) {
-      std::vector<int64_t> strides = rowMajorStrides(shape);
-      for (size_t i = 0; i < shape.size(); ++i)
-        steps.push_back(JsonPathStep::element(static_cast<size_t>(
-            (static_cast<int64_t>(*problem.entry) / strides[i]) % shape[i])));
-    }
-    break;
-  case LayoutInput::Whole:
-  case LayoutInput::Placement:
-    break;
-  }
-  errorBelow(steps, context + problem.message).hint(problem.hint);
-}
-
-void LayoutSpecParser::parseMeshes(const Json &value) {
-  if (!value.is_object()) {
-    error("'meshes' must be an object mapping names to meshes, not " +
-          describe(value))
-        .hint("e.g. \"meshes\": {\"stage0\": {\"shape\": [4]}}");
-    return;
-  }
-  for (auto it = value.begin(); it != value.end(); ++it) {
-    Enter enter(*this, JsonPathStep::member(it.key()));
-    if (std::optional<DeviceMesh> mesh =
-            parseMesh(it.value(), "mesh " + quoteText(it.key()) + ": "))
-      namedMeshes_.emplace(it.key(), std::move(*mesh));
-  }
-}
 
 void LayoutSpecParser::parseFilePattern(const Json &value) {
   std::optional<std::string> text = readString(

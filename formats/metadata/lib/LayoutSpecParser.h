@@ -1,11 +1,15 @@
 //===- LayoutSpecParser.h - The layout spec's reader ------------*- C++ -*-===//
 //
-// Private to the frontend. The parser is split over three files:
-//  - LayoutSpecLoader.cpp: the document, meshes, file pattern, optimizer
-//    states, and the public entry points;
+// Private to formats/metadata. The parser is split over six files:
+//  - LayoutSpecLoader.cpp: the document, file pattern, optimizer states,
+//    and the public entry points;
+//  - LayoutSpecMeshes.cpp: meshes (the spec's mesh and its named meshes);
 //  - LayoutSpecPlacement.cpp: placements as written (TENSOR entries, rules,
-//    the default), resolving them for one key, and adding shards;
-//  - LayoutSpecRules.cpp: rules, stages and experts, and placing a key list.
+//    the default) and resolving them for one key;
+//  - LayoutSpecTensors.cpp: `tensors` entries, and adding placed tensors'
+//    shards and optimizer states;
+//  - LayoutSpecRules.cpp: rules, stages and experts;
+//  - LayoutSpecKeyList.cpp: placing a key list.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_FORMATS_METADATA_LIB_LAYOUTSPECPARSER_H
@@ -37,6 +41,25 @@ constexpr unsigned kMaxErrors = 20;
 
 /// How a JSON value reads in a message ("a list", "the number 3").
 std::string describe(const Json &value);
+
+/// An object's members by name.
+using JsonFields = std::map<std::string, const Json *>;
+
+/// The member `name` of `fields`, or null.
+inline const Json *fieldOf(const JsonFields &fields, const char *name) {
+  auto it = fields.find(name);
+  return it == fields.end() ? nullptr : it->second;
+}
+
+/// A mesh's fields as found, under the names Paddle or MindSpore give them
+/// (shape or device_matrix, dim_names or alias_name).
+struct MeshFields {
+  const Json *shape = nullptr;
+  const Json *names = nullptr;
+  const Json *ids = nullptr;    ///< process_ids
+  const Json *nested = nullptr; ///< process_mesh
+  std::string shapeField, namesField, idsField, nestedField;
+};
 
 /// The placement fields of a TENSOR entry, a rule or the default, as found.
 struct PlacementFields {
@@ -221,8 +244,25 @@ private:
   //===--- The document (LayoutSpecLoader.cpp) ---------------------------===//
 
   bool checkHeader(const Json *format, const Json *version);
+  /// Reads what tensors and rules refer to: meshes, the file pattern,
+  /// optimizer states, stages and experts.
+  void parseSettings(const JsonFields &fields);
+  /// Reads the `tensors` entries and rules and places the key list, when
+  /// the header and everything they refer to are valid.
+  void parsePlacements(const JsonFields &fields, bool headerOk);
+  void parseFilePattern(const Json &value);
+  void parseOptimizerStates(const Json &value);
+
+  //===--- Meshes (LayoutSpecMeshes.cpp) ---------------------------------===//
+
   std::optional<DeviceMesh> parseMesh(const Json &value,
                                       const std::string &context);
+  /// Finds the mesh's fields in the object `value`; false after reporting
+  /// fields that are missing or say the same thing.
+  bool findMeshFields(const Json &value, const std::string &context,
+                      MeshFields &fields);
+  std::optional<DeviceMesh> readMesh(const MeshFields &fields,
+                                     const std::string &context);
   bool readProcessMesh(const Json &value, const std::string &context,
                        std::vector<int64_t> &shape, std::vector<int64_t> &ids);
   bool walkProcessMesh(const Json &value, const std::string &context,
@@ -233,8 +273,6 @@ private:
                        const std::string &namesField, bool nestedIds,
                        llvm::ArrayRef<int64_t> shape);
   void parseMeshes(const Json &value);
-  void parseFilePattern(const Json &value);
-  void parseOptimizerStates(const Json &value);
 
   //===--- Placements (LayoutSpecPlacement.cpp) --------------------------===//
 
@@ -266,6 +304,9 @@ private:
   std::optional<unsigned> readFlatAxis(const Json &value,
                                        const DeviceMesh &mesh,
                                        const std::string &context);
+
+  //===--- Tensors (LayoutSpecTensors.cpp) -------------------------------===//
+
   void parseTensors(const Json &value);
   void parseTensor(const std::string &key, const Json &value);
   /// Reads the dtype and shape a `tensors` entry gives (or its key-list
@@ -298,6 +339,9 @@ private:
   /// Finds the mesh axes a rule's captured ids select on; errors at the
   /// rule.
   bool resolveRuleIds(Rule &rule, const PlacementFields &fields);
+
+  //===--- The key list (LayoutSpecKeyList.cpp) --------------------------===//
+
   /// Places every key of the key list (and the `tensors` entries for other
   /// keys), in order.
   void placeKeyList();
@@ -308,14 +352,14 @@ private:
   /// Counts the ids and splits them over each rule's axis.
   void finishIdAxes();
   void finishIdAxis(IdAxis &axis, bool layers);
-  /// The placement of key-list entry `index` (for a state key, its model
-  /// key's), or nullopt after reporting why there is none.
   /// Notes how many more keys each rule could not place.
   void reportQuietFailures();
   std::optional<KeyPlacement> placeRuleKey(const Rule &rule,
                                            const KeySource &source,
                                            llvm::ArrayRef<int64_t> shape,
                                            const std::string &keyContext);
+  /// The placement of key-list entry `index` (for a state key, its model
+  /// key's), or nullopt after reporting why there is none.
   std::optional<KeyPlacement> placementOf(size_t index,
                                           llvm::ArrayRef<int64_t> shape,
                                           const std::string &keyContext);

@@ -1,5 +1,4 @@
-//===- LayoutSpecStrings.h - Field names and hints of layout specs -*- C++
-//-*-===//
+//===- LayoutSpecStrings.h - Layout spec fields and hints -------*- C++ -*-===//
 #ifndef AOA_FORMATS_METADATA_LIB_LAYOUTSPECSTRINGS_H
 #define AOA_FORMATS_METADATA_LIB_LAYOUTSPECSTRINGS_H
 

@@ -26,6 +26,15 @@ struct JsonSyntaxError {
 /// The first syntax error of `text`, or nullopt when it is well-formed JSON.
 std::optional<JsonSyntaxError> findJsonSyntaxError(std::string_view text);
 
+/// The start of the JSON token whose last character is at `offset` (a
+/// JsonSyntaxError's offset), for a diagnostic to point at: back over a word
+/// (a number or literal), or to a string's opening quote. With
+/// `invalidLiteral` (nlohmann's "invalid literal", as in `tru}`) the
+/// character at `offset` is the one that broke the literal, which is just
+/// before it. Offsets past the text give the text's size.
+size_t jsonTokenStart(std::string_view text, size_t offset,
+                      bool invalidLiteral = false);
+
 } // namespace aoa
 
 #endif // AOA_FORMATS_JSON_JSONSYNTAXERROR_H
