@@ -39,10 +39,10 @@ public:
 
 private:
   void put(uint64_t v, int width) {
-    char little[8];
+    size_t at = bytes_.size();
+    bytes_.resize(at + size_t(width));
     for (int i = 0; i < width; ++i)
-      little[i] = char(uint8_t(v >> (8 * i)));
-    bytes_.append(little, size_t(width));
+      bytes_[at + i] = char(uint8_t(v >> (8 * i)));
   }
   std::string bytes_;
 };

@@ -5,6 +5,8 @@
 #include "aoa/ir/FlatRange.h"
 #include "aoa/ir/ShardMetadata.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <algorithm>
 #include <tuple>
 #include <unordered_map>
@@ -112,12 +114,12 @@ public:
 
   void run() {
     groupKeys(false); // a source key's tensors need only agree
-    std::vector<std::vector<uint32_t>> destinationKeys = groupKeys(true);
+    KeyGroups destinationKeys = groupKeys(true);
     if (stopped_)
       return;
-    for (const std::vector<uint32_t> &key : destinationKeys)
-      if (!stopped_)
-        checkKeyStored(key);
+    for (size_t k = 0; k < destinationKeys.count(); ++k)
+      if (!stopped_ && destinationKeys.consistent[k])
+        checkKeyStored(destinationKeys.key(k));
     checkWrites();
   }
 
@@ -128,30 +130,46 @@ private:
     return !stopped_;
   }
 
-  /// The tensors of each key of one side, in plan order; reports tensors
-  /// that disagree with the key's first one on its dtype or global shape
-  /// (their keys are left out of the result).
-  std::vector<std::vector<uint32_t>> groupKeys(bool destination) {
+  /// The tensors of each key, in plan order, as one flat array: key k's
+  /// tensors are tensors[begin[k] .. begin[k + 1]).
+  struct KeyGroups {
+    std::vector<uint32_t> tensors;
+    std::vector<size_t> begin;
+    std::vector<bool> consistent;
+    size_t count() const { return consistent.size(); }
+    llvm::ArrayRef<uint32_t> key(size_t k) const {
+      return llvm::ArrayRef<uint32_t>(tensors).slice(begin[k],
+                                                     begin[k + 1] - begin[k]);
+    }
+  };
+
+  /// Groups the tensors of one side by key; reports tensors that disagree
+  /// with the key's first one on its dtype or global shape (their keys are
+  /// marked inconsistent).
+  KeyGroups groupKeys(bool destination) {
     const std::vector<plan::StoredTensor> &tensors =
         destination ? plan_.destinationTensors : plan_.sourceTensors;
     const char *side = destination ? "destination" : "source";
-    std::unordered_map<std::string_view, size_t> byKey;
-    std::vector<std::vector<uint32_t>> keys;
-    std::vector<bool> consistent;
+    std::unordered_map<std::string_view, uint32_t> byKey;
+    byKey.reserve(tensors.size());
+    std::vector<uint32_t> keyOf(tensors.size());
+    std::vector<uint32_t> firstOf; // each key's first tensor
+    KeyGroups groups;
     for (uint32_t i = 0; i < tensors.size() && !stopped_; ++i) {
       const plan::StoredTensor &t = tensors[i];
-      auto [it, inserted] = byKey.emplace(t.key, keys.size());
+      auto [it, inserted] =
+          byKey.emplace(t.key, uint32_t(firstOf.size()));
+      keyOf[i] = it->second;
       if (inserted) {
-        keys.push_back({i});
-        consistent.push_back(true);
+        firstOf.push_back(i);
+        groups.consistent.push_back(true);
         continue;
       }
-      uint32_t first = keys[it->second].front();
+      uint32_t first = firstOf[it->second];
       const plan::StoredTensor &f = tensors[first];
-      keys[it->second].push_back(i);
       if (t.dtype == f.dtype && t.globalShape == f.globalShape)
         continue;
-      consistent[it->second] = false;
+      groups.consistent[it->second] = false;
       CoverageFinding finding;
       finding.site = tensorSite(destination, i, Field::Type);
       finding.message = std::string(side) + " key '" + t.key + "' is " +
@@ -163,15 +181,23 @@ private:
                      "whole (global) shape; recompile the plan";
       report(std::move(finding));
     }
-    std::vector<std::vector<uint32_t>> result;
-    for (size_t k = 0; k < keys.size(); ++k)
-      if (consistent[k])
-        result.push_back(std::move(keys[k]));
-    return result;
+    if (stopped_)
+      return groups;
+    // A counting sort by key keeps each key's tensors in plan order.
+    groups.begin.assign(firstOf.size() + 1, 0);
+    for (uint32_t k : keyOf)
+      ++groups.begin[k + 1];
+    for (size_t k = 0; k < firstOf.size(); ++k)
+      groups.begin[k + 1] += groups.begin[k];
+    std::vector<size_t> next(groups.begin.begin(), groups.begin.end() - 1);
+    groups.tensors.resize(tensors.size());
+    for (uint32_t i = 0; i < tensors.size(); ++i)
+      groups.tensors[next[keyOf[i]]++] = i;
+    return groups;
   }
 
   /// The destination tensors `key` of one key store every element of it.
-  void checkKeyStored(const std::vector<uint32_t> &key) {
+  void checkKeyStored(llvm::ArrayRef<uint32_t> key) {
     const plan::StoredTensor &first = plan_.destinationTensors[key.front()];
     // Replicas store the same pieces: count each once.
     std::vector<Box> pieces;

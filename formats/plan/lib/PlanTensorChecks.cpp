@@ -43,7 +43,16 @@ void PlanChecker::checkTensors(bool destination) {
   const char *side = destination ? "destination" : "source";
   usable.assign(tensors.size(), false);
   // (file, name) -> tensor: a file cannot hold two tensors of one name.
-  std::map<std::pair<uint32_t, std::string_view>, uint32_t> byName;
+  struct FileAndNameHash {
+    size_t operator()(const std::pair<uint32_t, std::string_view> &k) const {
+      return std::hash<std::string_view>()(k.second) ^
+             (size_t(k.first) * 0x9e3779b97f4a7c15ull);
+    }
+  };
+  std::unordered_map<std::pair<uint32_t, std::string_view>, uint32_t,
+                     FileAndNameHash>
+      byName;
+  byName.reserve(tensors.size());
   for (uint32_t i = 0; i < tensors.size() && !errors_.stopped(); ++i) {
     const plan::StoredTensor &t = tensors[i];
     bool ok = true;
