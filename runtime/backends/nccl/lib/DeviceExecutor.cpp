@@ -1,4 +1,8 @@
-//===- DeviceExecutor.cpp -------------------------------------------------===//
+//===- DeviceExecutor.cpp - One rank of a plan on a GPU -------------------===//
+// Over 500 lines: a round's device data path (uploads, kernels, messages,
+// downloads) is one pipeline whose stages share the executor's slots.
+//
+//===----------------------------------------------------------------------===//
 #include "DeviceExecutor.h"
 
 #include "Device.h"

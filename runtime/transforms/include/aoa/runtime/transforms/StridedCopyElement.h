@@ -1,4 +1,6 @@
 //===- StridedCopyElement.h - One element of a strided copy -----*- C++ -*-===//
+// Over 500 lines: host-and-device code that CUDA sources include whole (no
+// separate .cpp can hold templates a kernel instantiates).
 //
 // Shared by the CPU copies and the CUDA kernels
 // (runtime/backends/nccl/lib/cuda); included by C++ and by CUDA sources. How
