@@ -159,6 +159,8 @@ struct RankGroups {
   uint32_t count = 0;
   std::string unit; ///< "rank", "node" or "nodes"
   uint32_t ranksPerNode = 8;
+  /// ranksPerNode comes from a cluster spec (else it is a guess).
+  bool nodesKnown = false;
 
   std::string name(uint32_t group) const {
     if (size == 1)
@@ -175,6 +177,7 @@ RankGroups rankGroups(uint32_t ranks, const ClusterSpec *cluster,
                       uint32_t maxGroups) {
   RankGroups groups;
   groups.ranksPerNode = cluster ? cluster->ranksPerNode : 8;
+  groups.nodesKnown = cluster != nullptr;
   if (ranks <= kReportMaxRanks) {
     groups.count = ranks;
     groups.unit = "rank";
@@ -210,6 +213,10 @@ void writeMatrix(const PlanTraffic &traffic, const RankGroups &groups,
   if (groups.size > 1)
     os << " Ranks are grouped by " << groups.size
        << " (traffic inside a group is on the diagonal).";
+  if (groups.size == 1 && groups.nodesKnown &&
+      groups.ranksPerNode < groups.count)
+    os << " Dashed lines separate nodes of " << groups.ranksPerNode
+       << " ranks.";
   os << "</p>\n";
   TrafficMatrix matrix = groupMatrix(traffic.sent, groups.size);
   if (matrix.empty()) {
@@ -221,12 +228,13 @@ void writeMatrix(const PlanTraffic &traffic, const RankGroups &groups,
     smallest = std::min(smallest, bytes);
     largest = std::max(largest, bytes);
   }
-  double cell = std::clamp(720.0 / double(groups.count), 3.0, 28.0);
+  double cell = std::clamp(480.0 / double(groups.count), 3.0, 22.0);
   double left = 70, top = 30, side = cell * double(groups.count);
   os << "<svg id=\"traffic-matrix\" class=\"heatmap\" width=\""
-     << number(left + side + 200) << "\" height=\"" << number(top + side + 20)
-     << "\">\n<rect x=\"" << number(left) << "\" y=\"" << number(top)
-     << "\" width=\"" << number(side) << "\" height=\"" << number(side)
+     << number(left + side + 200) << "\" height=\""
+     << number(top + std::max(side, 16.0 * 10) + 20) << "\">\n<rect x=\""
+     << number(left) << "\" y=\"" << number(top) << "\" width=\""
+     << number(side) << "\" height=\"" << number(side)
      << "\" fill=\"#f7f7f7\" stroke=\"#bbb\"/>\n";
   for (const auto &[pair, bytes] : matrix)
     os << "<rect class=\"cell\" x=\""
@@ -237,6 +245,22 @@ void writeMatrix(const PlanTraffic &traffic, const RankGroups &groups,
        << escape(groups.name(pair.first)) << " &#8594; "
        << escape(groups.name(pair.second)) << ": " << formatBytes(bytes)
        << "</title></rect>\n";
+  // Node boundaries, when ranks are shown one by one on several nodes.
+  if (groups.size == 1 && groups.nodesKnown &&
+      groups.ranksPerNode < groups.count)
+    for (uint32_t r = groups.ranksPerNode; r < groups.count;
+         r += groups.ranksPerNode) {
+      double at = cell * double(r);
+      os << "<line x1=\"" << number(left + at) << "\" x2=\""
+         << number(left + at) << "\" y1=\"" << number(top) << "\" y2=\""
+         << number(top + side)
+         << "\" stroke=\"#999\" stroke-dasharray=\"3 2\"/>"
+         << "<line x1=\"" << number(left) << "\" x2=\"" << number(left + side)
+         << "\" y1=\"" << number(top + at) << "\" y2=\"" << number(top + at)
+         << "\" stroke=\"#999\" stroke-dasharray=\"3 2\"/>\n";
+    }
+  os << "<text x=\"" << number(left - 40) << "\" y=\"" << number(top - 6)
+     << "\" text-anchor=\"middle\">from \\ to</text>\n";
   uint32_t labelEvery = std::max<uint32_t>(1, (groups.count + 15) / 16);
   for (uint32_t g = 0; g < groups.count; g += labelEvery) {
     double at = cell * (double(g) + 0.5);
@@ -363,7 +387,7 @@ void writeEstimate(const PlanReportInput &input, std::ostream &os) {
        << escape(estimate.ideal.resource.describe()) << ": "
        << formatBytes(estimate.ideal.bytes) << ")</td></tr>\n";
   os << "</table>\n<p class=\"note\">On " << escape(input.clusterName) << ": "
-     << cluster.ranksPerNode << " ranks per node, disk read "
+     << "ranks per node " << cluster.ranksPerNode << ", disk read "
      << formatNumber(cluster.diskReadGBps) << " GB/s and write "
      << formatNumber(cluster.diskWriteGBps) << " GB/s per node, NIC "
      << formatNumber(cluster.nicGBps) << " GB/s per node and direction, NVLink "
@@ -398,13 +422,19 @@ void writeEstimate(const PlanReportInput &input, std::ostream &os) {
 
   os << "<h3>Critical path</h3>\n<table id=\"critical-path\"><tr><th>bound "
         "by</th><th>time</th><th>share</th></tr>\n";
+  // Longest first, as aoa-plan estimate prints them.
+  std::vector<size_t> kinds;
   for (size_t k = 1; k < kResourceKindCount; ++k)
     if (estimate.boundSeconds[k] > 0)
-      os << "<tr><td>" << resourceKindName(static_cast<ResourceKind>(k))
-         << "</td><td>" << formatSeconds(estimate.boundSeconds[k])
-         << "</td><td>"
-         << number(100 * estimate.boundSeconds[k] / estimate.seconds)
-         << "%</td></tr>\n";
+      kinds.push_back(k);
+  std::stable_sort(kinds.begin(), kinds.end(), [&](size_t a, size_t b) {
+    return estimate.boundSeconds[a] > estimate.boundSeconds[b];
+  });
+  for (size_t k : kinds)
+    os << "<tr><td>" << resourceKindName(static_cast<ResourceKind>(k))
+       << "</td><td>" << formatSeconds(estimate.boundSeconds[k]) << "</td><td>"
+       << number(100 * estimate.boundSeconds[k] / estimate.seconds)
+       << "%</td></tr>\n";
   os << "</table>\n";
   std::vector<size_t> slowest = slowestRounds(estimate, kSlowestRoundsShown);
   os << "<p class=\"note\">The " << slowest.size()
