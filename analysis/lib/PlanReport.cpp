@@ -122,7 +122,8 @@ void barChart(const std::string &id, const std::vector<Series> &series,
     return;
   }
   double slot = width / double(bars.size());
-  size_t labelEvery = std::max<size_t>(1, (bars.size() + 31) / 32);
+  // A label needs about 70 px ("rounds 10-19").
+  size_t labelEvery = std::max<size_t>(1, size_t(std::ceil(70 / slot)));
   for (size_t b = 0; b < bars.size(); ++b) {
     const Bar &bar = bars[b];
     double x0 = left + slot * double(b) + slot * 0.1;
@@ -228,6 +229,9 @@ void writeMatrix(const PlanTraffic &traffic, const RankGroups &groups,
     smallest = std::min(smallest, bytes);
     largest = std::max(largest, bytes);
   }
+  // The scale spans at least three orders of magnitude, so that cells of
+  // nearly equal bytes look nearly equal.
+  smallest = std::max<int64_t>(1, std::min(smallest, largest / 1000));
   double cell = std::clamp(480.0 / double(groups.count), 3.0, 22.0);
   double left = 70, top = 30, side = cell * double(groups.count);
   os << "<svg id=\"traffic-matrix\" class=\"heatmap\" width=\""
