@@ -1,5 +1,11 @@
-//===- PlanToolDriver.cpp - aoa-plan dump, summary, assemble --------------===//
+//===- PlanToolDriver.cpp - aoa-plan's commands ---------------------------===//
 #include "aoa/driver/PlanToolDriver.h"
+
+#include "aoa/analysis/ClusterSpec.h"
+#include "aoa/analysis/EstimateText.h"
+#include "aoa/analysis/PlanEstimate.h"
+#include "aoa/analysis/PlanReport.h"
+#include "aoa/analysis/PlanTraffic.h"
 
 #include "aoa/driver/OutputFile.h"
 #include "aoa/driver/PlanFile.h"
@@ -73,6 +79,34 @@ std::string hashText(const std::optional<uint64_t> &hash) {
   return os.str();
 }
 
+/// Estimate and report: the plan's traffic, and its estimate on `cluster`
+/// when there is one, printed or written as a page.
+void writeAnalysis(const PlanToolCommand &command, const plan::Plan &plan,
+                   const std::optional<analysis::ClusterSpec> &cluster,
+                   std::ostream &os) {
+  analysis::PlanTraffic traffic = analysis::computePlanTraffic(plan);
+  std::optional<analysis::PlanEstimate> estimate;
+  if (cluster)
+    estimate = analysis::estimatePlan(traffic, *cluster);
+  if (command.action == PlanToolAction::Estimate) {
+    analysis::EstimateTextOptions options;
+    options.planName = command.planPath;
+    options.clusterName = *command.clusterPath;
+    options.allRounds = command.allRounds;
+    analysis::printEstimate(traffic, *cluster, *estimate, options, os);
+    return;
+  }
+  analysis::PlanReportInput input;
+  input.planName = command.planPath;
+  input.traffic = &traffic;
+  if (cluster) {
+    input.cluster = &*cluster;
+    input.estimate = &*estimate;
+    input.clusterName = *command.clusterPath;
+  }
+  analysis::writePlanReport(input, os);
+}
+
 } // namespace
 
 int runPlanTool(const PlanToolCommand &command, std::ostream &out,
@@ -86,6 +120,26 @@ int runPlanTool(const PlanToolCommand &command, std::ostream &out,
         << (diags.errorCount() == 1 ? " error" : " errors") << "\n";
     return 1;
   };
+
+  bool analyses = command.action == PlanToolAction::Estimate ||
+                  command.action == PlanToolAction::Report;
+  if (command.action == PlanToolAction::Estimate && !command.clusterPath) {
+    diags.error(SourceLocation{}, "aoa-plan estimate needs a cluster spec")
+        .hint("name it with --cluster SPEC (docs/aoa-plan.md)");
+    return failed();
+  }
+  if (command.action == PlanToolAction::Report && command.outputPath == "-") {
+    diags.error(SourceLocation{}, "aoa-plan report writes an HTML file")
+        .hint("name it with -o FILE");
+    return failed();
+  }
+  // The spec first: it is small, and its mistakes are quick to fix.
+  std::optional<analysis::ClusterSpec> cluster;
+  if (analyses && command.clusterPath) {
+    cluster = analysis::loadClusterSpec(*command.clusterPath, sources, diags);
+    if (!cluster)
+      return failed();
+  }
 
   binplan::PlanOrigin origin;
   std::optional<plan::Plan> plan = readPlan(command, sources, diags, origin);
@@ -113,6 +167,8 @@ int runPlanTool(const PlanToolCommand &command, std::ostream &out,
   }
   if (command.action == PlanToolAction::Assemble)
     binplan::writeBinaryPlan(*plan, origin, output->stream());
+  else if (analyses)
+    writeAnalysis(command, *plan, cluster, output->stream());
   else if (command.rank)
     output->stream() << onlyRankBlock(printPlanText(*plan), *command.rank);
   else

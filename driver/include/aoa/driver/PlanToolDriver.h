@@ -2,7 +2,8 @@
 //
 // aoa-plan (docs/aoa-plan.md) reads a plan in either form: `dump` prints its
 // text, `summary` the cost table aoa-compile prints, `assemble` writes the
-// binary form.
+// binary form, `estimate` predicts its time on a cluster and `report`
+// writes an HTML page of its traffic (analysis/).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_DRIVER_PLANTOOLDRIVER_H
@@ -15,7 +16,7 @@
 
 namespace aoa {
 
-enum class PlanToolAction { Dump, Summary, Assemble };
+enum class PlanToolAction { Dump, Summary, Assemble, Estimate, Report };
 
 struct PlanToolCommand {
   PlanToolAction action = PlanToolAction::Dump;
@@ -23,8 +24,13 @@ struct PlanToolCommand {
   /// Dump: only this rank's block (of a binary plan, only its section is
   /// read).
   std::optional<uint32_t> rank;
-  /// "-" is standard output; assemble needs a file.
+  /// "-" is standard output; assemble and report need a file.
   std::string outputPath = "-";
+  /// Estimate (required): the cluster spec; report (optional): the spec
+  /// of the estimate the page shows.
+  std::optional<std::string> clusterPath;
+  /// Estimate: every round, not only the slowest.
+  bool allRounds = false;
   bool color = false;
 };
 
