@@ -67,23 +67,6 @@ std::vector<std::string> keyNames() {
   return names;
 }
 
-std::string describe(const Json &value) {
-  switch (value.type()) {
-  case Json::value_t::string:
-    return "a string";
-  case Json::value_t::array:
-    return "a list";
-  case Json::value_t::object:
-    return "an object";
-  case Json::value_t::boolean:
-    return value.get<bool>() ? "true" : "false";
-  case Json::value_t::null:
-    return "null";
-  default:
-    return value.dump();
-  }
-}
-
 class ClusterSpecParser {
 public:
   ClusterSpecParser(uint32_t buffer, SourceManager &sources,
@@ -125,7 +108,7 @@ std::optional<double> ClusterSpecParser::readPositive(const KeyInfo &info,
     diags_
         .error(valueLocation(info.name),
                name + " must be " + (integer ? "an integer" : "a number") +
-                   ", not " + describe(value))
+                   ", not " + describeJsonValue(value))
         .hint(std::string(info.name) + ": " + info.meaning);
     return std::nullopt;
   }
@@ -165,8 +148,8 @@ std::optional<ClusterSpec> ClusterSpecParser::parse() {
   const Json &root = *parsed;
   if (!root.is_object()) {
     diags_
-        .error(rootLocation(),
-               "a cluster spec must be a JSON object, not " + describe(root))
+        .error(rootLocation(), "a cluster spec must be a JSON object, not " +
+                                   describeJsonValue(root))
         .hint(kSpecHint);
     return std::nullopt;
   }

@@ -56,4 +56,22 @@ SourceLocation locateKey(const SourceManager &sources, uint32_t buffer,
   return sources.locationForOffset(buffer, at);
 }
 
+std::string describeJsonValue(const nlohmann::ordered_json &value) {
+  using Type = nlohmann::ordered_json::value_t;
+  switch (value.type()) {
+  case Type::string:
+    return "a string";
+  case Type::array:
+    return "a list";
+  case Type::object:
+    return "an object";
+  case Type::boolean:
+    return value.get<bool>() ? "true" : "false";
+  case Type::null:
+    return "null";
+  default:
+    return "the number " + value.dump();
+  }
+}
+
 } // namespace aoa

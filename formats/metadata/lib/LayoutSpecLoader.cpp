@@ -22,24 +22,6 @@ namespace aoa {
 
 namespace layoutspec {
 
-/// How a JSON value reads in a message.
-std::string describe(const Json &value) {
-  switch (value.type()) {
-  case Json::value_t::string:
-    return "a string";
-  case Json::value_t::array:
-    return "a list";
-  case Json::value_t::object:
-    return "an object";
-  case Json::value_t::boolean:
-    return value.get<bool>() ? "true" : "false";
-  case Json::value_t::null:
-    return "null";
-  default:
-    return "the number " + value.dump();
-  }
-}
-
 //===----------------------------------------------------------------------===//
 // Diagnostics and values
 //===----------------------------------------------------------------------===//
@@ -88,7 +70,8 @@ std::optional<int64_t> LayoutSpecParser::readInt(const Json &value,
                                                  const std::string &what,
                                                  const std::string &hint) {
   if (!value.is_number_integer()) {
-    error(what + " must be an integer, not " + describe(value)).hint(hint);
+    error(what + " must be an integer, not " + describeJsonValue(value))
+        .hint(hint);
     return std::nullopt;
   }
   // nlohmann stores non-negative integers unsigned, up to 2^64 - 1.
@@ -106,7 +89,7 @@ LayoutSpecParser::readString(const Json &value, const std::string &what,
                              const std::string &hint) {
   if (value.is_string())
     return value.get<std::string>();
-  error(what + " must be a string, not " + describe(value)).hint(hint);
+  error(what + " must be a string, not " + describeJsonValue(value)).hint(hint);
   return std::nullopt;
 }
 
@@ -149,7 +132,7 @@ std::optional<ShardMetadata> LayoutSpecParser::parse() {
     return std::nullopt;
   }
   if (!root.is_object()) {
-    error("a layout spec must be a JSON object, not " + describe(root))
+    error("a layout spec must be a JSON object, not " + describeJsonValue(root))
         .hint(kSpecHint);
     return std::nullopt;
   }
@@ -264,7 +247,7 @@ bool LayoutSpecParser::checkHeader(const Json *format, const Json *version) {
     if (!format->is_string() || *format != "aoa-layout") {
       error("unsupported layout spec format " +
             (format->is_string() ? quoteText(format->get<std::string>())
-                                 : describe(*format)))
+                                 : describeJsonValue(*format)))
           .hint("a layout spec's \"format\" is \"aoa-layout\"; shard "
                 "metadata (\"aoa-metadata\") needs no expansion");
       ok = false;

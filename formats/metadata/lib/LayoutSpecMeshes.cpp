@@ -17,7 +17,7 @@ namespace layoutspec {
 std::optional<DeviceMesh>
 LayoutSpecParser::parseMesh(const Json &value, const std::string &context) {
   if (!value.is_object()) {
-    error(context + "a mesh must be an object, not " + describe(value))
+    error(context + "a mesh must be an object, not " + describeJsonValue(value))
         .hint(kMeshHint);
     return std::nullopt;
   }
@@ -138,7 +138,7 @@ bool LayoutSpecParser::readProcessMesh(const Json &value,
     error(context +
           "process_mesh must be a non-empty nested list of ranks, "
           "not " +
-          (value.is_array() ? std::string("[]") : describe(value)))
+          (value.is_array() ? std::string("[]") : describeJsonValue(value)))
         .hint(hint);
     return false;
   }
@@ -187,7 +187,7 @@ bool LayoutSpecParser::walkProcessMesh(const Json &value,
             std::to_string(shape[frame.depth]) + " here, not " +
             (frame.value->is_array()
                  ? "a list of " + std::to_string(frame.value->size())
-                 : describe(*frame.value)))
+                 : describeJsonValue(*frame.value)))
           .hint(hint);
       return false;
     }
@@ -249,7 +249,7 @@ void LayoutSpecParser::reportMeshError(const LayoutError &problem,
 void LayoutSpecParser::parseMeshes(const Json &value) {
   if (!value.is_object()) {
     error("'meshes' must be an object mapping names to meshes, not " +
-          describe(value))
+          describeJsonValue(value))
         .hint("e.g. \"meshes\": {\"stage0\": {\"shape\": [4]}}");
     return;
   }

@@ -39,9 +39,6 @@ using Json = nlohmann::ordered_json;
 
 constexpr unsigned kMaxErrors = 20;
 
-/// How a JSON value reads in a message ("a list", "the number 3").
-std::string describe(const Json &value);
-
 /// An object's members by name.
 using JsonFields = std::map<std::string, const Json *>;
 
@@ -441,7 +438,8 @@ LayoutSpecParser::readList(const Json &value, const std::string &what,
                            const char *elements, const std::string &hint,
                            ReadElement readElement) {
   if (!value.is_array()) {
-    error(what + " must be a list of " + elements + ", not " + describe(value))
+    error(what + " must be a list of " + elements + ", not " +
+          describeJsonValue(value))
         .hint(hint);
     return std::nullopt;
   }

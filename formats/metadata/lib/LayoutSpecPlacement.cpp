@@ -54,7 +54,7 @@ bool LayoutSpecParser::checkPlacementFields(const PlacementFields &fields,
     Enter enter(*this, JsonPathStep::member("replicate"));
     if (!fields.replicate->is_boolean() || !fields.replicate->get<bool>()) {
       error(context + "'replicate' must be true, not " +
-            describe(*fields.replicate))
+            describeJsonValue(*fields.replicate))
           .hint("leave it out, and give 'dims_mapping' or 'tensor_map'");
       ok = false;
     } else if (fields.mapping || fields.flat) {
@@ -168,7 +168,7 @@ LayoutSpecParser::tensorMesh(const Json *value, const std::string &context,
     error(context +
           "'mesh' must be the name of a mesh in 'meshes' or a mesh "
           "object, not " +
-          describe(*value))
+          describeJsonValue(*value))
         .hint(kMeshHint);
     return std::nullopt;
   }
@@ -198,7 +198,8 @@ bool LayoutSpecParser::applySelect(const Json &value,
                      "{\"pp\": 1} (or \"last\", -1 for the last index): the "
                      "tensor lives on that slice of the mesh";
   if (!value.is_object()) {
-    error(context + "'select' must be an object, not " + describe(value))
+    error(context + "'select' must be an object, not " +
+          describeJsonValue(value))
         .hint(hint);
     return false;
   }
@@ -264,7 +265,8 @@ LayoutSpecParser::readPlacement(const Json &value, const std::string &what) {
         out.push_back(*index);
       return index.has_value();
     }
-    error(name + " must be a mesh axis number or name, not " + describe(item))
+    error(name + " must be a mesh axis number or name, not " +
+          describeJsonValue(item))
         .hint(kPlacementHint);
     return false;
   };

@@ -20,7 +20,7 @@ namespace layoutspec {
 
 void LayoutSpecParser::parseRules(const Json &value) {
   if (!value.is_array()) {
-    error("'rules' must be a list of rules, not " + describe(value))
+    error("'rules' must be a list of rules, not " + describeJsonValue(value))
         .hint(kRuleHint);
     return;
   }
@@ -45,7 +45,7 @@ std::optional<Rule> LayoutSpecParser::parseRule(const Json &value,
   std::string context = name + ": ";
   if (!value.is_object()) {
     error(context + (isDefault ? "the default" : "a rule") +
-          " must be an object, not " + describe(value))
+          " must be an object, not " + describeJsonValue(value))
         .hint(kRuleHint);
     return std::nullopt;
   }
@@ -102,7 +102,7 @@ std::optional<Rule> LayoutSpecParser::parseRule(const Json &value,
       rule.optional = optionalValue->get<bool>();
     else
       error(context + "'optional' must be true or false, not " +
-            describe(*optionalValue))
+            describeJsonValue(*optionalValue))
           .hint("\"optional\": true allows a rule to match no key");
   }
   bool placementOk = checkPlacementFields(fields, context);
@@ -171,7 +171,8 @@ std::optional<IdAxis> LayoutSpecParser::parseIdAxis(const Json &value,
                      " evenly over the axis, or {\"axis\": \"pp\", "
                      "\"ranges\": [[0, 13], [14, 31]]} (inclusive)";
   if (!value.is_object()) {
-    error(context + "must be an object, not " + describe(value)).hint(hint);
+    error(context + "must be an object, not " + describeJsonValue(value))
+        .hint(hint);
     return std::nullopt;
   }
   unsigned errors = errorCount();

@@ -20,7 +20,7 @@ namespace layoutspec {
 void LayoutSpecParser::parseTensors(const Json &value) {
   if (!value.is_object()) {
     error("'tensors' must be an object mapping keys to tensors, not " +
-          describe(value))
+          describeJsonValue(value))
         .hint(kSpecHint);
     return;
   }
@@ -42,7 +42,8 @@ void LayoutSpecParser::parseTensor(const std::string &key, const Json &value) {
     return;
   }
   if (!value.is_object()) {
-    error(context + "a tensor must be an object, not " + describe(value))
+    error(context + "a tensor must be an object, not " +
+          describeJsonValue(value))
         .hint("a tensor has \"dtype\", \"global_shape\" and \"dims_mapping\" "
               "or \"tensor_map\"");
     return;

@@ -68,7 +68,7 @@ TEST(ClusterSpecTest, ReportsEveryProblemAtItsPlace) {
   EXPECT_EQ(captured.hints(0), "did you mean 'nvlink_GBps'?\n");
   EXPECT_EQ(captured.where(1), "cluster.json:2:21");
   EXPECT_EQ(captured.message(1),
-            "'ranks_per_node' must be an integer, not 8.5");
+            "'ranks_per_node' must be an integer, not the number 8.5");
   EXPECT_EQ(captured.hints(1),
             "ranks_per_node: ranks (GPUs) per node, an integer\n");
   EXPECT_EQ(captured.where(2), "cluster.json:3:21");

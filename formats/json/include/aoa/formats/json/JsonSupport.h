@@ -28,6 +28,10 @@ parseJsonBuffer(const SourceManager &sources, uint32_t buffer,
 SourceLocation locateKey(const SourceManager &sources, uint32_t buffer,
                          const std::string &key);
 
+/// How a JSON value reads in a message: "a string", "a list", "an object",
+/// "true", "false", "null" or "the number 8.5".
+std::string describeJsonValue(const nlohmann::ordered_json &value);
+
 } // namespace aoa
 
 #endif // AOA_FORMATS_JSON_JSONSUPPORT_H
