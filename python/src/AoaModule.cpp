@@ -98,36 +98,40 @@ struct PlanHandle {
   binplan::PlanOrigin origin;
 };
 
+/// Diagnostics printed into a string, for an exception's text: the tools'
+/// located messages, without colour.
+struct CollectedDiagnostics {
+  SourceManager sources;
+  DiagnosticEngine diags{sources};
+  std::ostringstream messages;
+  TextDiagnosticPrinter printer{messages, sources, false};
+  CollectedDiagnostics() { diags.setHandler(printer.handler()); }
+};
+
 std::shared_ptr<PlanHandle> planFromBytes(const std::string &name,
                                           std::string bytes) {
-  SourceManager sources;
-  DiagnosticEngine diags(sources);
-  std::ostringstream messages;
-  TextDiagnosticPrinter printer(messages, sources, false);
-  diags.setHandler(printer.handler());
+  CollectedDiagnostics diagnostics;
   auto handle = std::make_shared<PlanHandle>();
   handle->name = name;
   handle->bytes = std::move(bytes);
   std::optional<plan::Plan> plan =
-      readPlanBytes(name, handle->bytes, sources, diags, &handle->origin);
+      readPlanBytes(name, handle->bytes, diagnostics.sources, diagnostics.diags,
+                    &handle->origin);
   if (!plan)
-    throw AoaError(messages.str());
+    throw AoaError(diagnostics.messages.str());
   handle->plan = std::move(*plan);
   return handle;
 }
 
 std::shared_ptr<PlanHandle> loadPlan(const std::string &path) {
-  SourceManager sources;
-  DiagnosticEngine diags(sources);
-  std::ostringstream messages;
-  TextDiagnosticPrinter printer(messages, sources, false);
-  diags.setHandler(printer.handler());
+  CollectedDiagnostics diagnostics;
   auto handle = std::make_shared<PlanHandle>();
   handle->name = path;
   std::optional<plan::Plan> plan =
-      readPlanFileAnyForm(path, handle->bytes, sources, diags, &handle->origin);
+      readPlanFileAnyForm(path, handle->bytes, diagnostics.sources,
+                          diagnostics.diags, &handle->origin);
   if (!plan) {
-    std::string text = messages.str();
+    std::string text = diagnostics.messages.str();
     throw AoaError(text.empty() ? "cannot read the plan '" + path + "'" : text);
   }
   handle->plan = std::move(*plan);
@@ -311,16 +315,14 @@ void savePlan(const PlanHandle &handle, const std::string &path) {
 
 /// aoa-scan: the directory's shard metadata as aoa-metadata v1 JSON text.
 std::string scanDirectory(const std::string &directory) {
-  SourceManager sources;
-  DiagnosticEngine diags(sources);
-  std::ostringstream messages;
-  TextDiagnosticPrinter printer(messages, sources, false);
-  diags.setHandler(printer.handler());
+  CollectedDiagnostics diagnostics;
   runtime::Expected<formats::CheckpointDirectory> checkpoint =
-      formats::openCheckpointDirectory(directory, sources, diags);
+      formats::openCheckpointDirectory(directory, diagnostics.sources,
+                                       diagnostics.diags);
   if (!checkpoint)
-    throw AoaError(diags.hadErrors() ? messages.str()
-                                     : errorText(checkpoint.error()));
+    throw AoaError(diagnostics.diags.hadErrors()
+                       ? diagnostics.messages.str()
+                       : errorText(checkpoint.error()));
   std::ostringstream out;
   writeShardMetadata(checkpoint->metadata, out);
   return out.str();
