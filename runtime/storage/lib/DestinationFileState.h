@@ -1,9 +1,8 @@
-//===- DestinationFileState.h - One destination file being written -*- C++
-//-*-===//
+//===- DestinationFileState.h - One file being written ----------*- C++ -*-===//
 //
 // Private to the runtime library: what DestinationFiles keeps for each
-// destination file, shared by DestinationFiles.cpp and
-// DestinationFilesOpen.cpp.
+// destination file, shared by DestinationFiles.cpp, DestinationFilesOpen.cpp
+// and DestinationFilesExisting.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_RUNTIME_STORAGE_LIB_DESTINATIONFILESTATE_H
@@ -40,6 +39,10 @@ struct DestinationFiles::FileState {
   uint64_t fileSize = 0;              ///< once finished
   std::vector<uint64_t> tensorHashes; ///< once finished
 };
+
+/// The error for an existing directory where aoa-run writes a file itself
+/// (metadata.json, the index); in DestinationFilesExisting.cpp.
+Error directoryInTheWayOf(const std::string &path, const std::string &what);
 
 } // namespace aoa::runtime
 

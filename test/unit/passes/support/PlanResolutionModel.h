@@ -4,7 +4,7 @@
 // and destination layouts and statements with a brute-force model of what
 // each destination element must hold, the in-process compile, and an
 // executor that runs a plan element by element on labels, sharing no code
-// with runtime/ (PlanResolutionModel.cpp lists what it checks).
+// with runtime/ (PlanResolutionExecutor.cpp lists what it checks).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_TEST_UNIT_PASSES_PLANRESOLUTIONMODEL_H

@@ -192,6 +192,10 @@ private:
   Status loadJournals(const DestinationOptions &options, bool &resuming,
                       std::set<std::string> &keptStagedFiles);
   Status checkExistingFiles(const DestinationOptions &options, bool resuming);
+  /// checkExistingFiles' halves: the plan's destination files of this rank,
+  /// then what install() adds beside them (copied files, the index).
+  Status checkDestinationFiles(const DestinationOptions &options);
+  Status checkCompanionFiles(const DestinationOptions &options, bool resuming);
   Status removeUnkeptStagedFiles(const std::set<std::string> &kept);
   /// Before the first file moves into place: removes the metadata.json of
   /// a checkpoint being overwritten (and its Hugging Face index, when this

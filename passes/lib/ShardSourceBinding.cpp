@@ -1,0 +1,247 @@
+//===- ShardSourceBinding.cpp - Replicas and transfers for a region -------===//
+//
+// How resolve-shard-sources (ShardSourceResolver.h) binds one source region
+// of a find_shard_sources entry: it checks the region is stored, chooses a
+// replica per segment (local first, then the least-read rank and file),
+// joins boxes read from one replica into runs, and adds the transfers.
+//
+//===----------------------------------------------------------------------===//
+#include "ShardSourceResolver.h"
+
+#include "aoa/ir/BoxOverlap.h"
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <tuple>
+
+namespace aoa {
+
+void ShardSourceResolver::bindEntry(const MappingEntry &entry,
+                                    uint32_t destinationTensor,
+                                    uint32_t destinationRank) {
+  const ShardMetadata &source = *state_.source.metadata();
+  std::optional<TensorRef> tensor = source.find(entry.source.key);
+  if (!tensor)
+    return; // find_shard_sources reported it
+  std::optional<uint32_t> transform =
+      transformOf(entry, tensor->ndim(), tensor->dtype());
+  if (!transform)
+    return;
+  const std::vector<plan::TransformStep> *steps =
+      &state_.transforms.transforms[*transform];
+  if (broadcast_.insert(uint64_t(destinationRank) << 32 | tensor->id()).second)
+    state_.broadcastBytes += Box::fromShape(tensor->globalShape()).volume() *
+                             static_cast<int64_t>(dtypeSize(tensor->dtype()));
+
+  Box wanted = entry.source.box();
+  Box target = entry.target.box();
+  const std::vector<ReplicaGroup> &groups = sourceReplicas(*tensor);
+  if (overlapping_.count(tensor->id()))
+    return; // reported
+  int64_t found = 0;
+  for (const ReplicaGroup &group : groups)
+    if (overlapVolume(group.box, wanted) > 0)
+      for (const ReplicaSegment &segment : group.segments)
+        found += storedVolume(group, segment, wanted);
+  if (found != wanted.volume()) {
+    if (budget_.allow())
+      state_.diags
+          .error(SourceLocation{},
+                 "'" + entry.target.key + target.toString() + "' needs " +
+                     entry.source.key + wanted.toString() + ", but " +
+                     std::to_string(wanted.volume() - found) +
+                     " of its elements are in no stored shard of the source")
+          .hint("the source metadata's shards must cover every key whole");
+    return;
+  }
+  Permutation p = plan::composedPermutation(*steps, wanted.rank());
+  Binding binding{
+      entry,           *tensor,    wanted, target, destinationTensor,
+      destinationRank, *transform, p};
+  if (!plan::keepsBoxes(*steps)) {
+    bindReshaped(binding, groups);
+    return;
+  }
+  for (const ReplicaGroup &group : groups)
+    if (overlapVolume(group.box, wanted) > 0)
+      bindRuns(binding, group);
+}
+
+int64_t ShardSourceResolver::overlapVolume(const Box &a, const Box &b) {
+  int64_t volume = 1;
+  for (size_t i = 0; i < a.rank(); ++i)
+    volume *=
+        std::max<int64_t>(0, std::min(a.dim(i).end, b.dim(i).end) -
+                                 std::max(a.dim(i).begin, b.dim(i).begin));
+  return volume;
+}
+
+int64_t ShardSourceResolver::storedVolume(const ReplicaGroup &group,
+                                          const ReplicaSegment &segment,
+                                          const Box &wanted) {
+  int64_t volume = 0;
+  group.forEachPiece(segment, [&](const Box &box, int64_t) {
+    volume += overlapVolume(box, wanted);
+  });
+  return volume;
+}
+
+ShardId ShardSourceResolver::chooseReplica(llvm::ArrayRef<ShardId> replicas,
+                                           uint32_t destinationRank) {
+  const ShardMetadata &source = *state_.source.metadata();
+  auto load = [&](ShardId id) {
+    ShardRef shard = source.shard(id);
+    return std::make_tuple(shard.rank() != destinationRank,
+                           readBytes_[shard.rank()],
+                           fileReadBytes_[shard.fileId()]);
+  };
+  ShardId best = replicas[0];
+  for (ShardId id : replicas)
+    if (load(id) < load(best))
+      best = id;
+  return best;
+}
+
+ShardId ShardSourceResolver::chooseReplica(const ReplicaSegment &segment,
+                                           uint32_t destinationRank) {
+  ShardId best = chooseReplica(segment.replicas, destinationRank);
+  if (!segment.rankHoldsTwo)
+    return best;
+  uint32_t rank = state_.source.metadata()->shard(best).rank();
+  return chosenOnRank_.emplace(std::make_pair(&segment, rank), best)
+      .first->second;
+}
+
+void ShardSourceResolver::bindRuns(const Binding &b,
+                                   const ReplicaGroup &group) {
+  const ShardMetadata &source = *state_.source.metadata();
+  const int64_t elementSize = dtypeSize(b.tensor.dtype());
+  struct Run {
+    ShardId replica;
+    const ReplicaSegment *segment; ///< the first; null: several
+    int64_t begin, end;            ///< flat, in the group's box
+    std::vector<Box> parts;        ///< of `wanted`, while in one segment
+  };
+  std::optional<Run> run;
+  auto flush = [&] {
+    if (!run)
+      return;
+    if (run->segment) {
+      for (const Box &part : run->parts)
+        addTransfer(b, part, run->replica);
+    } else {
+      for (const FlatPiece &piece :
+           flatRangeToBoxes(group.box, run->begin, run->end))
+        if (std::optional<Box> part = intersect(piece.box, b.wanted))
+          addTransfer(b, *part, run->replica);
+    }
+    run.reset();
+  };
+  for (const ReplicaSegment &segment : group.segments)
+    group.forEachPiece(segment, [&](const Box &box, int64_t begin) {
+      std::optional<Box> part = intersect(box, b.wanted);
+      if (!part)
+        return;
+      ShardId chosen = chooseReplica(segment, b.destinationRank);
+      ShardRef shard = source.shard(chosen);
+      int64_t bytes = part->volume() * elementSize;
+      readBytes_[shard.rank()] += bytes;
+      fileReadBytes_[shard.fileId()] += bytes;
+      int64_t end = begin + box.volume();
+      // A replica's range is contiguous, so it stores everything between
+      // two boxes it serves; boxes between them hold nothing of `wanted`.
+      if (run && run->replica == chosen) {
+        run->end = end;
+        if (run->segment != &segment)
+          run->segment = nullptr;
+        else
+          run->parts.push_back(std::move(*part));
+        return;
+      }
+      flush();
+      run = Run{chosen, &segment, begin, end, {std::move(*part)}};
+    });
+  flush();
+}
+
+void ShardSourceResolver::bindReshaped(
+    const Binding &b, const std::vector<ReplicaGroup> &groups) {
+  std::vector<const ReplicaSegment *> segments;
+  size_t holders = 0; // groups that store some of `wanted`
+  for (const ReplicaGroup &group : groups) {
+    if (overlapVolume(group.box, b.wanted) == 0)
+      continue;
+    size_t before = segments.size();
+    for (const ReplicaSegment &segment : group.segments)
+      if (storedVolume(group, segment, b.wanted) > 0)
+        segments.push_back(&segment);
+    holders += segments.size() > before;
+  }
+  std::vector<ShardId> common;
+  if (holders == 1) {
+    common.assign(segments[0]->replicas.begin(), segments[0]->replicas.end());
+    for (const ReplicaSegment *segment : segments) {
+      std::vector<ShardId> both;
+      std::set_intersection(common.begin(), common.end(),
+                            segment->replicas.begin(), segment->replicas.end(),
+                            std::back_inserter(both));
+      common = std::move(both);
+    }
+  }
+  if (common.empty()) {
+    if (budget_.allow())
+      state_.diags
+          .error(SourceLocation{},
+                 "'" + b.entry.target.key + b.target.toString() +
+                     "' comes from " + b.entry.source.key +
+                     b.wanted.toString() +
+                     ", which several stored shards hold, through a "
+                     "reshape; splitting a reshaped region is not supported")
+          .hint("store the source so that one shard holds each reshaped "
+                "block run, or reshape after the resharding");
+    return;
+  }
+  // As chooseReplica(segment): a rank that holds two copies keeps reading
+  // from the one it chose first.
+  ShardId replica = chooseReplica(common, b.destinationRank);
+  ShardRef shard = state_.source.metadata()->shard(replica);
+  for (const ReplicaSegment *segment : segments) {
+    auto chosen = chosenOnRank_.find(std::make_pair(segment, shard.rank()));
+    if (chosen != chosenOnRank_.end() &&
+        std::binary_search(common.begin(), common.end(), chosen->second)) {
+      replica = chosen->second;
+      shard = state_.source.metadata()->shard(replica);
+      break;
+    }
+  }
+  for (const ReplicaSegment *segment : segments)
+    if (segment->rankHoldsTwo)
+      chosenOnRank_.emplace(std::make_pair(segment, shard.rank()), replica);
+  int64_t bytes =
+      b.wanted.volume() * static_cast<int64_t>(dtypeSize(b.tensor.dtype()));
+  readBytes_[shard.rank()] += bytes;
+  fileReadBytes_[shard.fileId()] += bytes;
+  addTransfer(b, b.wanted, replica);
+}
+
+void ShardSourceResolver::addTransfer(const Binding &b, const Box &part,
+                                      ShardId replica) {
+  Box destinationRegion = b.target;
+  if (part != b.wanted) {
+    llvm::SmallVector<Interval, 4> dims;
+    for (size_t i = 0; i < b.target.rank(); ++i) {
+      const Interval &s = part.dim(b.permutation[i]);
+      int64_t begin = b.target.dim(i).begin +
+                      (s.begin - b.wanted.dim(b.permutation[i]).begin);
+      dims.push_back({begin, begin + s.size()});
+    }
+    destinationRegion = Box(dims);
+  }
+  uint32_t sourceRank = state_.source.metadata()->shard(replica).rank();
+  state_.transfers.push_back(
+      Transfer{planSourceTensor(replica), part, b.destinationTensor,
+               destinationRegion, sourceRank, b.destinationRank, b.transform});
+}
+
+} // namespace aoa

@@ -1,0 +1,135 @@
+//===- ShardSourceChecks.cpp - Stored layouts resolve-shard-sources needs -===//
+//
+// What resolve-shard-sources checks of the stored layouts before binding
+// (ShardSourceResolver.h): every file belongs to one rank and names a tensor
+// once, source shards overlap only as replicas, and every destination key is
+// stored whole.
+//
+//===----------------------------------------------------------------------===//
+#include "ShardSourceResolver.h"
+
+#include "aoa/ir/BoxOverlap.h"
+
+#include <string>
+
+namespace aoa {
+
+void ShardSourceResolver::checkFiles(const ShardMetadata &metadata,
+                                     const char *side) {
+  std::unordered_map<uint32_t, uint32_t> rankOfFile;
+  std::unordered_set<uint64_t> names;
+  for (uint32_t id = 0; id < metadata.shardCount(); ++id) {
+    ShardRef shard = metadata.shard(id);
+    auto [it, inserted] = rankOfFile.emplace(shard.fileId(), shard.rank());
+    if (!inserted && it->second != shard.rank() && budget_.allow()) {
+      state_.diags
+          .error(SourceLocation{},
+                 std::string(side) + " file '" + std::string(shard.file()) +
+                     "' belongs to rank " + std::to_string(it->second) +
+                     " and to rank " + std::to_string(shard.rank()))
+          .hint("every file is read or written by one rank; give the "
+                "shards of different ranks different files");
+      it->second = shard.rank(); // report each change once
+    }
+    if (!names.insert(uint64_t(shard.fileId()) << 32 | shard.nameId()).second &&
+        budget_.allow())
+      state_.diags
+          .error(SourceLocation{},
+                 std::string(side) + " file '" + std::string(shard.file()) +
+                     "' holds two tensors named '" + std::string(shard.name()) +
+                     "' (one of them of key '" +
+                     std::string(metadata.tensor(shard.tensorId()).key()) +
+                     "')")
+          .hint("give every shard stored in one file its own name");
+  }
+}
+
+const std::vector<ReplicaGroup> &
+ShardSourceResolver::sourceReplicas(TensorRef tensor) {
+  auto [it, inserted] =
+      sourceReplicas_.emplace(tensor.id(), std::vector<ReplicaGroup>());
+  if (!inserted)
+    return it->second;
+  it->second = groupSourceReplicas(tensor);
+  if (!checkDisjoint(tensor, it->second, *state_.source.metadata(), "source"))
+    overlapping_.insert(tensor.id());
+  return it->second;
+}
+
+bool ShardSourceResolver::checkDisjoint(TensorRef tensor,
+                                        const std::vector<ReplicaGroup> &groups,
+                                        const ShardMetadata &metadata,
+                                        const char *side) {
+  std::vector<const Box *> boxes;
+  std::vector<const ReplicaSegment *> owners;
+  for (const ReplicaGroup &group : groups)
+    for (const ReplicaSegment &segment : group.segments)
+      group.forEachPiece(segment, [&](const Box &box, int64_t) {
+        boxes.push_back(&box);
+        owners.push_back(&segment);
+      });
+  std::optional<std::pair<size_t, size_t>> pair = findOverlappingPair(boxes);
+  if (!pair)
+    return true;
+  if (budget_.allow()) {
+    auto fileOf = [&](size_t box) {
+      return std::string(metadata.shard(owners[box]->replicas[0]).file());
+    };
+    state_.diags
+        .error(SourceLocation{},
+               std::string(side) + " key '" + std::string(tensor.key()) +
+                   "': stored shards overlap in " +
+                   intersect(*boxes[pair->first], *boxes[pair->second])
+                       ->toString() +
+                   " (in '" + fileOf(pair->first) + "' and '" +
+                   fileOf(pair->second) + "') without being replicas")
+        .hint("replicas have equal global_offset and local_shape; "
+              "other shards of a key must not overlap");
+  }
+  return false;
+}
+
+void ShardSourceResolver::checkDestinationLayout(TensorRef tensor) {
+  // The distinct boxes the shards store whole (replicas counted once).
+  std::vector<Box> pieces;
+  for (ShardRef shard : tensor.shards())
+    for (FlatPiece &piece : storedPieces(shard))
+      pieces.push_back(std::move(piece.box));
+  sortAndRemoveDuplicates(pieces);
+  std::vector<const Box *> boxes;
+  int64_t stored = 0;
+  for (const Box &piece : pieces) {
+    boxes.push_back(&piece);
+    stored += piece.volume();
+  }
+  Box whole = Box::fromShape(tensor.globalShape());
+  bool disjoint = !findOverlappingPair(boxes);
+  if (disjoint && stored == whole.volume())
+    return; // the common case, without building the complement
+  // The key minus every stored piece.
+  std::vector<Box> missing{whole};
+  for (const Box &piece : pieces) {
+    std::vector<Box> rest;
+    for (const Box &box : missing)
+      for (Box &part : subtract(box, piece))
+        rest.push_back(std::move(part));
+    missing = std::move(rest);
+  }
+  int64_t unstored = 0;
+  for (const Box &box : missing)
+    unstored += box.volume();
+  if (unstored == 0 || !budget_.allow())
+    return;
+  state_.diags
+      .error(SourceLocation{}, "destination key '" + std::string(tensor.key()) +
+                                   "': " + std::to_string(unstored) +
+                                   " of its " + std::to_string(whole.volume()) +
+                                   " elements are stored by no shard, e.g. " +
+                                   std::string(tensor.key()) +
+                                   missing.front().toString())
+      .hint("a destination layout stores every element of each key it "
+            "lists; check the shards' global_offset, local_shape and "
+            "flat_range");
+}
+
+} // namespace aoa

@@ -1,0 +1,149 @@
+//===- ShardSourceResolver.h - resolve-shard-sources' state -----*- C++ -*-===//
+//
+// The state of the resolve-shard-sources pass while it binds destination
+// pieces to stored source shards. Its work is split by concern:
+// ResolveShardSources.cpp walks the destination shards and holds the pass;
+// ShardSourceChecks.cpp checks the stored layouts (files, overlaps, whole
+// destination keys); ShardSourceBinding.cpp chooses replicas and adds the
+// transfers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_PASSES_LIB_SHARDSOURCERESOLVER_H
+#define AOA_PASSES_LIB_SHARDSOURCERESOLVER_H
+
+#include "ShardSourceFinder.h"
+#include "SourceReplicas.h"
+#include "aoa/ir/FlatRange.h"
+#include "aoa/passes/CompilationState.h"
+
+#include <map>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace aoa {
+
+/// Binds every stored piece of every destination shard to stored source
+/// shards, filling state.plan and state.transfers.
+class ShardSourceResolver {
+public:
+  explicit ShardSourceResolver(CompilationState &state)
+      : state_(state), finder_(state), budget_(state.diags) {}
+
+  void run();
+
+private:
+  /// What bindEntry binds: `wanted` of source key `tensor` fills `target`.
+  struct Binding {
+    const MappingEntry &entry;
+    TensorRef tensor;
+    const Box &wanted;
+    const Box &target;
+    uint32_t destinationTensor;
+    uint32_t destinationRank;
+    uint32_t transform;
+    Permutation permutation; ///< target axis i shows source axis p[i]
+  };
+
+  // Walking the destination (ResolveShardSources.cpp).
+  void resolveShard(TensorRef tensor, ShardRef shard);
+  uint32_t fileId(std::vector<plan::File> &files,
+                  std::unordered_map<std::string_view, uint32_t> &ids,
+                  std::string_view path, uint32_t rank);
+  static plan::StoredTensor storedTensor(TensorRef tensor, ShardRef shard,
+                                         uint32_t file);
+  /// The boxes a stored shard holds whole: its box, or its flat range's.
+  static std::vector<FlatPiece> storedPieces(ShardRef shard);
+  uint32_t planSourceTensor(ShardId id);
+  /// The transform of an entry, parsed once per distinct postprocess list
+  /// (a conversion has a handful).
+  std::optional<uint32_t> transformOf(const MappingEntry &entry,
+                                      size_t sourceRank, DType sourceType);
+
+  // Layout checks (ShardSourceChecks.cpp).
+  /// Every file belongs to one rank, and names one tensor once.
+  void checkFiles(const ShardMetadata &metadata, const char *side);
+  /// The source key's shards grouped into replicas (cached per key); keys
+  /// whose shards overlap without being replicas are reported once and
+  /// remembered in overlapping_.
+  const std::vector<ReplicaGroup> &sourceReplicas(TensorRef tensor);
+  /// Groups (shards with different boxes) must not store a common element
+  /// (a sort and sweep over the segments' boxes, BoxOverlap.h; the segments
+  /// of one group are disjoint).
+  bool checkDisjoint(TensorRef tensor, const std::vector<ReplicaGroup> &groups,
+                     const ShardMetadata &metadata, const char *side);
+  /// A destination key must be stored whole: the union of its shards must
+  /// cover every element, or converted data would be silently dropped.
+  /// (Shards may overlap: each is filled from the source on its own, so the
+  /// shared elements get the same data.)
+  void checkDestinationLayout(TensorRef tensor);
+
+  // Replicas and transfers (ShardSourceBinding.cpp).
+  void bindEntry(const MappingEntry &entry, uint32_t destinationTensor,
+                 uint32_t destinationRank);
+  /// The elements two boxes of one rank share (intersect() without
+  /// building the box: this runs for every group of every source region).
+  static int64_t overlapVolume(const Box &a, const Box &b);
+  /// The elements of `wanted` that `segment` holds.
+  static int64_t storedVolume(const ReplicaGroup &group,
+                              const ReplicaSegment &segment, const Box &wanted);
+  /// The replica to read: one on `destinationRank` if any (the least-read
+  /// file there), else the one on the rank, then in the file, that has read
+  /// the least so far.
+  ShardId chooseReplica(llvm::ArrayRef<ShardId> replicas,
+                        uint32_t destinationRank);
+  /// chooseReplica for a segment; where one rank holds two of its replicas,
+  /// that rank reads it from the one it chose first, so no rank reads one
+  /// source element from two copies.
+  ShardId chooseReplica(const ReplicaSegment &segment,
+                        uint32_t destinationRank);
+  /// Binds the part of `wanted` in `group`: a replica for every box of
+  /// every segment (bytes counted as it is chosen, so boxes spread over
+  /// replicas), and the boxes read from one replica one after the other
+  /// joined into a run. A run inside one segment keeps its boxes; one across
+  /// segments (a replica stored whole beside split ones) is cut afresh, so
+  /// that a whole replica serves its whole part in one transfer.
+  void bindRuns(const Binding &b, const ReplicaGroup &group);
+  /// A reshape maps whole blocks of rows, so `wanted` must come whole from
+  /// one replica: the segments that hold it must be of one group and have a
+  /// replica in common.
+  void bindReshaped(const Binding &b, const std::vector<ReplicaGroup> &groups);
+  /// A transfer of `part` (of `wanted`) from `replica` into its place in
+  /// `target`.
+  void addTransfer(const Binding &b, const Box &part, ShardId replica);
+
+  CompilationState &state_;
+  ShardSourceFinder finder_;
+  ErrorBudget budget_;
+  /// Bytes read so far by each rank that reads; a map, as rank ids can be
+  /// sparse (ranks 0 and 2^24-1 alone must not make a table of 2^24).
+  std::unordered_map<uint32_t, int64_t> readBytes_;
+  std::vector<int64_t> fileReadBytes_; ///< by source metadata file id
+  std::unordered_map<TensorId, std::vector<ReplicaGroup>> sourceReplicas_;
+  /// (segment, rank) -> the replica that rank reads it from, for segments
+  /// with two replicas on one rank.
+  std::map<std::pair<const ReplicaSegment *, uint32_t>, ShardId> chosenOnRank_;
+  std::unordered_map<ShardId, uint32_t> sourceTensorIds_;
+  /// Keyed by the metadata's interned file names.
+  std::unordered_map<std::string_view, uint32_t> sourceFileIds_,
+      destinationFileIds_;
+  /// (destination rank, source tensor) pairs already counted.
+  std::unordered_set<uint64_t> broadcast_;
+  std::unordered_set<TensorId> overlapping_;
+  struct CachedTransform {
+    std::vector<std::string> postprocess;
+    size_t sourceRank;
+    DType sourceType;
+    DType targetType;
+    bool state;
+    uint32_t id;
+  };
+  std::vector<CachedTransform> transformCache_;
+};
+
+} // namespace aoa
+
+#endif // AOA_PASSES_LIB_SHARDSOURCERESOLVER_H
