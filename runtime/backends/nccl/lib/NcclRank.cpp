@@ -30,6 +30,46 @@ std::optional<unsigned> environmentNumber(const char *name, Status &status) {
   return unsigned(number);
 }
 
+/// A job that mpirun did not start: RANK, WORLD_SIZE and the flags must
+/// describe one it can run.
+std::optional<Error> checkJobWithoutLauncher(const NcclBootstrap &bootstrap,
+                                             const NcclRankOptions &options) {
+  if (bootstrap.rank >= bootstrap.size)
+    return Error{
+        "RANK=" + std::to_string(bootstrap.rank) +
+            " is not below WORLD_SIZE=" + std::to_string(bootstrap.size),
+        "number the processes of the job 0 .. WORLD_SIZE-1"};
+  if (bootstrap.size > 1 && options.emulateDevice)
+    return Error{"the emulated device moves messages over MPI, but this job "
+                 "of " +
+                     std::to_string(bootstrap.size) +
+                     " processes was not started by mpirun",
+                 "start it with mpirun -np " + std::to_string(bootstrap.size)};
+  if (bootstrap.size > 1 && bootstrap.rendezvousDirectory.empty())
+    return Error{
+        "the nccl backend without mpirun needs --rendezvous DIR for a job "
+        "of " +
+            std::to_string(bootstrap.size) + " processes (WORLD_SIZE)",
+        "pass the same directory, one every rank sees, to every rank; or "
+        "start the job with mpirun"};
+  return std::nullopt;
+}
+
+/// This process's device: the emulated one, or the GPU that LOCAL_RANK
+/// names (else the process's rank on its host, modulo the GPUs there).
+Expected<std::unique_ptr<Device>>
+openDevice(const NcclRankOptions &options, MpiSession *session, unsigned rank,
+           std::optional<unsigned> localRank) {
+  if (options.emulateDevice)
+    return makeEmulatedDevice();
+  std::string why;
+  int gpus = cudaDeviceCount(&why);
+  unsigned onHost = session ? session->hostRank() : rank;
+  int ordinal =
+      int(localRank ? *localRank : (gpus ? onHost % unsigned(gpus) : 0u));
+  return openCudaDevice(ordinal);
+}
+
 } // namespace
 
 NcclRank::NcclRank() = default;
@@ -76,39 +116,15 @@ NcclRank::Start NcclRank::start(const NcclRankOptions &options) {
   auto othersFailed = [&]() {
     return session && !session->failedRanks(false).empty();
   };
-  if (!session) {
-    if (bootstrap.rank >= bootstrap.size)
-      return fail(Error{"RANK=" + std::to_string(bootstrap.rank) +
-                            " is not below WORLD_SIZE=" +
-                            std::to_string(bootstrap.size),
-                        "number the processes of the job 0 .. WORLD_SIZE-1"});
-    if (bootstrap.size > 1 && options.emulateDevice)
-      return fail(Error{
-          "the emulated device moves messages over MPI, but this job of " +
-              std::to_string(bootstrap.size) +
-              " processes was not started by mpirun",
-          "start it with mpirun -np " + std::to_string(bootstrap.size)});
-    if (bootstrap.size > 1 && bootstrap.rendezvousDirectory.empty())
-      return fail(Error{
-          "the nccl backend without mpirun needs --rendezvous DIR for a job "
-          "of " + std::to_string(bootstrap.size) + " processes (WORLD_SIZE)",
-          "pass the same directory, one every rank sees, to every rank; or "
-          "start the job with mpirun"});
-  }
-
-  if (options.emulateDevice) {
-    self->device_ = makeEmulatedDevice();
-  } else {
-    std::string why;
-    int gpus = cudaDeviceCount(&why);
-    unsigned onHost = session ? session->hostRank() : bootstrap.rank;
-    int ordinal =
-        int(localRank ? *localRank : (gpus ? onHost % unsigned(gpus) : 0u));
-    Expected<std::unique_ptr<Device>> opened = openCudaDevice(ordinal);
-    if (!opened.ok())
-      return fail(opened.error());
-    self->device_ = std::move(*opened);
-  }
+  if (!session)
+    if (std::optional<Error> refused =
+            checkJobWithoutLauncher(bootstrap, options))
+      return fail(std::move(*refused));
+  Expected<std::unique_ptr<Device>> opened =
+      openDevice(options, session, bootstrap.rank, localRank);
+  if (!opened.ok())
+    return fail(opened.error());
+  self->device_ = std::move(*opened);
   if (othersFailed())
     return result;
 
