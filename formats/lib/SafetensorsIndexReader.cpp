@@ -114,6 +114,11 @@ public:
 
 private:
   bool parseWeightMap(ondemand::value value, size_t offset);
+  /// Stores `entries` (in text order; `offsets` of their file values) into
+  /// the index, files sorted by name and entries by key; a key given twice
+  /// is an error.
+  bool storeSorted(const std::vector<SafetensorsIndex::Entry> &entries,
+                   const std::vector<size_t> &offsets);
   bool parseMetadata(ondemand::value value);
 
   /// "FILE:LINE:COL: what".
@@ -273,6 +278,12 @@ bool IndexParser::parseWeightMap(ondemand::value value, size_t offset) {
     offsets.push_back(at);
   }
 
+  return storeSorted(entries, offsets);
+}
+
+bool IndexParser::storeSorted(
+    const std::vector<SafetensorsIndex::Entry> &entries,
+    const std::vector<size_t> &offsets) {
   // Files sorted, entries sorted by key (then by place in the text); an
   // index is usually sorted already (transformers writes sort_keys=True).
   std::vector<uint32_t> fileOrder(index_.files.size());
