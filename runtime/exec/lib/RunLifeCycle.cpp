@@ -72,6 +72,29 @@ Status RunLifeCycle::checkJob() const {
   return Status();
 }
 
+std::string RunLifeCycle::largestRound() const {
+  uint32_t largestRank = 0;
+  size_t largestIndex = 0;
+  int64_t largestBytes = -1;
+  for (uint32_t rank : ranksRun()) {
+    const std::vector<plan::Round> &rounds = plan_.programs[rank].rounds;
+    for (size_t k = 0; k < rounds.size(); ++k)
+      if (int64_t bytes = rounds[k].bufferBytes(); bytes > largestBytes) {
+        largestBytes = bytes;
+        largestRank = rank;
+        largestIndex = k;
+      }
+  }
+  if (largestBytes < 0)
+    return "";
+  // A process of the mpi or nccl backend knows only its own rank's rounds.
+  if (scope_ == RankScope::OwnRank)
+    return "; rank " + std::to_string(largestRank) + "'s largest is round " +
+           std::to_string(largestIndex) + ", " + formatByteSize(largestBytes);
+  return "; the largest is rank " + std::to_string(largestRank) + "'s round " +
+         std::to_string(largestIndex) + ", " + formatByteSize(largestBytes);
+}
+
 Status RunLifeCycle::checkMemory() {
   std::vector<uint64_t> onHost = {hostBufferBytes()};
   group_.sumOnHost(onHost);
@@ -84,7 +107,7 @@ Status RunLifeCycle::checkMemory() {
   std::string need = formatByteSize(int64_t(onHost[0])) +
                      " of buffers at once (each rank's largest round), more "
                      "than the limit of " +
-                     formatByteSize(int64_t(limit));
+                     formatByteSize(int64_t(limit)) + largestRound();
   if (scope_ == RankScope::AllRanks)
     return Error{"running all " + std::to_string(plan_.ranks) +
                      " ranks in one process needs " + need,

@@ -339,6 +339,18 @@ TEST_F(LocalExecutorTest, BuffersBeyondTheMemoryLimitAreRefused) {
   Expected<RunReport> report = runtime::runPlanLocally(*plan, o);
   ASSERT_FALSE(report.ok());
   EXPECT_NE(report.error().hint.find("--memory-budget"), std::string::npos);
+  // The message names the round that needs the most, and how much.
+  int64_t largest = -1;
+  std::string where;
+  for (uint32_t r = 0; r < plan->ranks; ++r)
+    for (size_t k = 0; k < plan->programs[r].rounds.size(); ++k)
+      if (plan->programs[r].rounds[k].bufferBytes() > largest) {
+        largest = plan->programs[r].rounds[k].bufferBytes();
+        where = "rank " + std::to_string(r) + "'s round " + std::to_string(k);
+      }
+  EXPECT_NE(report.error().message.find("the largest is " + where),
+            std::string::npos)
+      << report.error().message;
   EXPECT_FALSE(std::filesystem::exists(scratch.file("out")));
 }
 

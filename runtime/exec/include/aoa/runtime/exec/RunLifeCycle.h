@@ -138,6 +138,10 @@ private:
   Status checkJob() const;
   /// Checks the memory of this host's processes; collective over the host.
   Status checkMemory();
+  /// The round with the most buffer bytes among the ranks this process
+  /// runs, as the memory error's tail: "; the largest is rank R's round K,
+  /// SIZE".
+  std::string largestRound() const;
   /// The rounds of a run that writes no files (!writesFiles()).
   RankRunResult runIntoMemory();
   /// Collective: the report's byte totals over all processes.
