@@ -33,6 +33,7 @@ using namespace aoa::runtime;
 namespace {
 
 using Buffer = test::TensorBuffer;
+using test::everyDTypePair;
 using test::kFloating;
 using test::randomDTypes;
 
@@ -132,12 +133,7 @@ TEST_F(CudaKernel, EveryDTypePairOnEveryPath) {
   // and one long contiguous run, each with hundreds of thousands of
   // hard-case elements, at aligned and odd addresses.
   std::mt19937_64 rng(17);
-  std::vector<std::pair<DType, DType>> pairs;
-  for (DType from : kFloating)
-    for (DType to : kFloating)
-      pairs.push_back({from, to});
-  for (DType dtype : kAllDTypes)
-    pairs.push_back({dtype, dtype});
+  std::vector<std::pair<DType, DType>> pairs = everyDTypePair();
   Permutation transpose = Permutation::reversed(2);
   for (auto [from, to] : pairs) {
     for (size_t offset : {size_t(0), size_t(3)}) {

@@ -35,6 +35,7 @@ using ::testing::HasSubstr;
 namespace {
 
 using Buffer = test::TensorBuffer;
+using test::everyDTypePair;
 using test::kFloating;
 using test::randomDTypes;
 
@@ -87,12 +88,7 @@ TEST(StridedCopy, EveryDTypePairAndHardValues) {
   // Every supported pair, on a transposing, a gathering and a contiguous
   // copy, with thousands of hard-case elements each.
   std::mt19937_64 rng(7);
-  std::vector<std::pair<DType, DType>> pairs;
-  for (DType from : kFloating)
-    for (DType to : kFloating)
-      pairs.push_back({from, to});
-  for (DType dtype : kAllDTypes)
-    pairs.push_back({dtype, dtype});
+  std::vector<std::pair<DType, DType>> pairs = everyDTypePair();
   for (auto [from, to] : pairs) {
     for (const std::vector<int64_t> &shape :
          {std::vector<int64_t>{70, 45}, std::vector<int64_t>{3, 5, 7, 11},

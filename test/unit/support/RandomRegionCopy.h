@@ -93,6 +93,18 @@ inline std::pair<DType, DType> randomDTypes(std::mt19937_64 &rng) {
   return {dtype, dtype};
 }
 
+/// Every pair a copy is tested with: each float dtype to each float dtype,
+/// and every dtype to itself.
+inline std::vector<std::pair<DType, DType>> everyDTypePair() {
+  std::vector<std::pair<DType, DType>> pairs;
+  for (DType from : kFloating)
+    for (DType to : kFloating)
+      pairs.push_back({from, to});
+  for (DType dtype : kAllDTypes)
+    pairs.push_back({dtype, dtype});
+  return pairs;
+}
+
 /// The geometry of one random copy out of a source of shape `srcShape`.
 struct RandomRegionCopy {
   Box srcRegion;
