@@ -25,6 +25,7 @@
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/passes/CompilationState.h"
 #include "aoa/passes/Passes.h"
+#include "aoa/passes/TimeReport.h"
 
 #include <algorithm>
 #include <cctype>
@@ -238,7 +239,7 @@ PipelineStage stageFor(EmitKind emit) {
 /// then the plan in the requested form to `text`, the summary to `err`.
 bool emitPlan(const CompileOptions &options, CompilationState &state,
               Layouts &layouts, DiagnosticEngine &diags, std::ostream &text,
-              std::ostream &err) {
+              std::ostream &err, TimeReport *timeReport) {
   if (options.toHuggingFace)
     state.plan.destinationFormat = plan::DestinationFormat::HuggingFace;
   state.plan.copiedFiles = std::move(layouts.otherFiles);
@@ -254,13 +255,25 @@ bool emitPlan(const CompileOptions &options, CompilationState &state,
       return false;
     }
   // The plan aoa-run will read must pass aoa-run's verifier: reserved
-  // names, aliased paths, Hugging Face rules are refused here already.
-  if (!verifyPlan(state.plan, diags))
-    return false;
-  if (options.emit == EmitKind::PlanText)
-    writePlanText(state.plan, text);
-  else
-    binplan::writeBinaryPlan(state.plan, layouts.origin, text);
+  // names, aliased paths, Hugging Face rules are refused here already. The
+  // programs are checked with --verify-plan only (by aoa-run always): they
+  // follow from the checked tables, and checking them costs about as much
+  // as building them.
+  {
+    ScopedTimeStep timer(timeReport, "[verify-plan]");
+    if (!verifyPlan(state.plan, diags,
+                    options.verifyPrograms ? PlanChecks::All
+                                           : PlanChecks::Tables))
+      return false;
+  }
+  {
+    ScopedTimeStep timer(timeReport, "[write-plan]");
+    if (options.emit == EmitKind::PlanText)
+      writePlanText(state.plan, text);
+    else
+      binplan::writeBinaryPlan(state.plan, layouts.origin, text);
+  }
+  ScopedTimeStep timer(timeReport, "[summary]");
   printPlanSummary(state.plan, err, state.broadcastBytes);
   return true;
 }
@@ -270,10 +283,16 @@ bool emitPlan(const CompileOptions &options, CompilationState &state,
 bool runPasses(const CompileOptions &options, Program program,
                bool relayoutOnly, const ConfigFile &config,
                SourceManager &sources, DiagnosticEngine &diags,
-               std::ostream &text, std::ostream &err) {
+               std::ostream &text, std::ostream &err, TimeReport *timeReport) {
+  // Destroyed last: times releasing the state and the layouts, from the
+  // restart() below.
+  ScopedTimeStep release(timeReport, "[release-state]");
   Layouts layouts;
-  if (!loadLayouts(options, config, relayoutOnly, sources, diags, layouts))
-    return false;
+  {
+    ScopedTimeStep timer(timeReport, "[load-metadata]");
+    if (!loadLayouts(options, config, relayoutOnly, sources, diags, layouts))
+      return false;
+  }
   CompilationState state(sources, diags);
   state.program = std::move(program);
   state.source =
@@ -302,7 +321,7 @@ bool runPasses(const CompileOptions &options, Program program,
   PassInstrumentation instrumentation;
   instrumentation.printAfter = options.printAfter;
   instrumentation.printAfterAll = options.printAfterAll;
-  instrumentation.timePasses = options.timePasses;
+  instrumentation.timeReport = timeReport;
   if (stage == PipelineStage::ShardSources) {
     // Answers stream into the output as they are found. Pass dumps go to
     // stderr so that the output stays one JSON document.
@@ -311,24 +330,30 @@ bool runPasses(const CompileOptions &options, Program program,
                                   llvm::ArrayRef<MappingEntry> entries) {
       writer.write(query, entries);
     };
-    return pm.run(state, instrumentation, err, err);
+    bool answered = pm.run(state, instrumentation, err);
+    release.restart();
+    return answered;
   }
-  if (stage == PipelineStage::Plan)
+  bool emitted;
+  if (stage == PipelineStage::Plan) {
     // Dumps go to stderr, the plan to the output, the summary to stderr.
-    return pm.run(state, instrumentation, err, err) &&
-           emitPlan(options, state, layouts, diags, text, err);
-  if (!pm.run(state, instrumentation, text, err))
-    return false;
-  if (stage == PipelineStage::Ops)
-    printOps(state, text);
-  else
-    printStatements(state, text);
-  return true;
+    emitted = pm.run(state, instrumentation, err) &&
+              emitPlan(options, state, layouts, diags, text, err, timeReport);
+  } else {
+    emitted = pm.run(state, instrumentation, text);
+    if (emitted && stage == PipelineStage::Ops)
+      printOps(state, text);
+    else if (emitted)
+      printStatements(state, text);
+  }
+  release.restart();
+  return emitted;
 }
 
 /// Emits the requested stage into `text`; false if a stage failed.
 bool runStages(CompileOptions options, SourceManager &sources,
-               DiagnosticEngine &diags, std::ostream &text, std::ostream &err) {
+               DiagnosticEngine &diags, std::ostream &text, std::ostream &err,
+               TimeReport *timeReport) {
   if (options.emit == EmitKind::Default)
     options.emit = options.sourceMetadataPath.empty() ? EmitKind::Ast
                                                       : EmitKind::Plan;
@@ -356,8 +381,8 @@ bool runStages(CompileOptions options, SourceManager &sources,
   }
   if (!checkMetadataFlags(options, diags))
     return false;
-  return runPasses(options, std::move(*program), relayoutOnly, *config,
-                   sources, diags, text, err);
+  return runPasses(options, std::move(*program), relayoutOnly, *config, sources,
+                   diags, text, err, timeReport);
 }
 
 } // namespace
@@ -379,13 +404,21 @@ int runCompile(const CompileOptions &options, std::ostream &out,
     err << "1 error generated.\n";
     return 1;
   }
-  bool ok = runStages(options, sources, diags, output->stream(), err) &&
+  std::optional<TimeReport> timeReport;
+  if (options.timePasses)
+    timeReport.emplace();
+  TimeReport *report = timeReport ? &*timeReport : nullptr;
+  bool ok = runStages(options, sources, diags, output->stream(), err, report) &&
             !diags.hadErrors();
-  if (ok)
+  if (ok) {
+    ScopedTimeStep timer(report, "[commit-output]");
     if (std::optional<std::string> failure = output->commit()) {
       diags.error(SourceLocation{}, *failure);
       ok = false;
     }
+  }
+  if (timeReport)
+    timeReport->print(err);
   if (!ok) {
     err << diags.errorCount() << (diags.errorCount() == 1 ? " error" : " errors")
         << " generated.\n";

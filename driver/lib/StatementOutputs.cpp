@@ -36,9 +36,9 @@ deriveStatementOutputs(Program program, const ShardMetadata &source,
   state.source = KeySpace(source, "source", sourcePath);
   PassManager pm;
   addPipeline(pm, PipelineStage::DerivedDestination);
-  // No pass dumps or timings are asked for, so nothing is printed.
+  // No pass dumps are asked for, so nothing is printed.
   std::ostringstream unused;
-  if (!pm.run(state, PassInstrumentation{}, unused, unused) ||
+  if (!pm.run(state, PassInstrumentation{}, unused) ||
       !state.derivedDestination)
     return std::nullopt;
   return std::move(*state.derivedDestination);

@@ -38,9 +38,16 @@ std::optional<uint32_t> decodeUtf8(std::string_view text, size_t &i) {
 }
 
 bool isValidUtf8(std::string_view text) {
-  for (size_t i = 0; i < text.size();)
+  // Names and keys are nearly always ASCII: skip over it a byte at a time
+  // and decode only from the first byte that is not.
+  for (size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
     if (!decodeUtf8(text, i))
       return false;
+  }
   return true;
 }
 

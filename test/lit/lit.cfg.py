@@ -14,7 +14,11 @@ build_dir = lit_config.params["build_dir"]
 config.test_exec_root = os.path.join(build_dir, "lit-out")
 bin_dir = os.path.join(build_dir, "bin")
 
-config.substitutions.append(("%aoa-compile", os.path.join(bin_dir, "aoa-compile")))
+# Every plan a lit test compiles is verified whole (rounds, messages,
+# coverage), as aoa-run would before running it; aoa-compile alone checks
+# only the plan's tables.
+config.substitutions.append(
+    ("%aoa-compile", os.path.join(bin_dir, "aoa-compile") + " --verify-plan"))
 config.substitutions.append(("%aoa-plan", os.path.join(bin_dir, "aoa-plan")))
 config.substitutions.append(("%examples", lit_config.params["examples_dir"]))
 config.substitutions.append(("%python", sys.executable))

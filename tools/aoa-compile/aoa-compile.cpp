@@ -124,7 +124,18 @@ static cl::opt<bool> printAfterAll("print-after-all",
                                    cl::cat(category));
 
 static cl::opt<bool> timePasses(
-    "time-passes", cl::desc("Print the wall time of every pass to stderr"),
+    "time-passes",
+    cl::desc("Print the wall time of every pass and of the steps around the "
+             "pipeline to stderr"),
+    cl::cat(category));
+
+static cl::opt<bool> verifyPlan(
+    "verify-plan",
+    cl::desc("Before writing a plan, also verify every rank's rounds, the "
+             "pairing of messages and that every destination element is "
+             "written once (aoa-run verifies these when it reads the plan; "
+             "without this flag only the plan's files and tensors are "
+             "checked here)"),
     cl::cat(category));
 
 int main(int argc, char **argv) {
@@ -177,6 +188,7 @@ int main(int argc, char **argv) {
   options.printAfter.insert(printAfter.begin(), printAfter.end());
   options.printAfterAll = printAfterAll;
   options.timePasses = timePasses;
+  options.verifyPrograms = verifyPlan;
   options.color = ::isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr;
   return aoa::runCompile(options, std::cout, std::cerr);
 }

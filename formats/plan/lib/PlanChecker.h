@@ -16,6 +16,7 @@
 #include "ErrorLimit.h"
 #include "PlanSite.h"
 
+#include "aoa/formats/plan/PlanVerifier.h"
 #include "aoa/ir/Diagnostics.h"
 #include "aoa/ir/Plan.h"
 
@@ -43,8 +44,8 @@ std::string unusableText(std::string_view text, bool path);
 class PlanChecker {
 public:
   PlanChecker(const plan::Plan &plan, ErrorLimit &errors,
-              const PlanLocator *locator)
-      : plan_(plan), errors_(errors), locator_(locator) {}
+              const PlanLocator *locator, PlanChecks checks)
+      : plan_(plan), errors_(errors), locator_(locator), checks_(checks) {}
 
   /// Runs every check; true when none failed.
   bool run();
@@ -142,6 +143,7 @@ private:
   const plan::Plan &plan_;
   ErrorLimit &errors_;
   const PlanLocator *locator_;
+  PlanChecks checks_;
   /// Per stored tensor: it passed its checks, so instructions may use it.
   std::vector<bool> sourceUsable_, destinationUsable_;
 

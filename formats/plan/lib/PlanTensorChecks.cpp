@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
-#include <unordered_map>
 
 namespace aoa {
 namespace plancheck {
@@ -31,6 +30,44 @@ bool insideShape(const Box &box, llvm::ArrayRef<int64_t> shape) {
   return true;
 }
 
+/// Per tensor, the first tensor listed with its file and name (itself when
+/// it is the first), found by sorting hashes: a map of a million names
+/// would allocate a node for each. Tensors with a file id out of range are
+/// their own first (they are reported for their file).
+std::vector<uint32_t>
+firstOfSameName(const std::vector<plan::StoredTensor> &tensors,
+                size_t fileCount) {
+  std::vector<std::pair<uint64_t, uint32_t>> hashes;
+  hashes.reserve(tensors.size());
+  for (uint32_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].file < fileCount)
+      hashes.push_back({std::hash<std::string_view>()(tensors[i].name) ^
+                            (uint64_t(tensors[i].file) * 0x9e3779b97f4a7c15ull),
+                        i});
+  std::sort(hashes.begin(), hashes.end());
+  std::vector<uint32_t> first(tensors.size());
+  for (uint32_t i = 0; i < first.size(); ++i)
+    first[i] = i;
+  // Within a run of equal hashes (ids ascending), each tensor's first is the
+  // earliest one with the same file and name.
+  for (size_t begin = 0, end; begin < hashes.size(); begin = end) {
+    for (end = begin + 1;
+         end < hashes.size() && hashes[end].first == hashes[begin].first; ++end)
+      ;
+    for (size_t j = begin + 1; j < end; ++j) {
+      const plan::StoredTensor &t = tensors[hashes[j].second];
+      for (size_t k = begin; k < j; ++k) {
+        const plan::StoredTensor &earlier = tensors[hashes[k].second];
+        if (earlier.file == t.file && earlier.name == t.name) {
+          first[hashes[j].second] = first[hashes[k].second];
+          break;
+        }
+      }
+    }
+  }
+  return first;
+}
+
 } // namespace
 
 void PlanChecker::checkTensors(bool destination) {
@@ -42,17 +79,7 @@ void PlanChecker::checkTensors(bool destination) {
   Kind kind = destination ? Kind::DestinationTensor : Kind::SourceTensor;
   const char *side = destination ? "destination" : "source";
   usable.assign(tensors.size(), false);
-  // (file, name) -> tensor: a file cannot hold two tensors of one name.
-  struct FileAndNameHash {
-    size_t operator()(const std::pair<uint32_t, std::string_view> &k) const {
-      return std::hash<std::string_view>()(k.second) ^
-             (size_t(k.first) * 0x9e3779b97f4a7c15ull);
-    }
-  };
-  std::unordered_map<std::pair<uint32_t, std::string_view>, uint32_t,
-                     FileAndNameHash>
-      byName;
-  byName.reserve(tensors.size());
+  std::vector<uint32_t> firstListed = firstOfSameName(tensors, files.size());
   for (uint32_t i = 0; i < tensors.size() && !errors_.stopped(); ++i) {
     const plan::StoredTensor &t = tensors[i];
     bool ok = true;
@@ -75,18 +102,14 @@ void PlanChecker::checkTensors(bool destination) {
                 plural(files.size(), (std::string(side) + " file").c_str()))
           .hint("file ids count from 0 in the order of the file lines");
       ok = false;
-    } else {
-      auto [it, inserted] = byName.emplace(
-          std::pair<uint32_t, std::string_view>(t.file, t.name), i);
-      if (!inserted) {
-        auto diag =
-            error(site(kind, i, Field::Name),
-                  std::string(side) + " tensor " + quote(t.name) + " of file " +
-                      quote(files[t.file].path) + " is listed twice");
-        note(diag, site(kind, it->second, Field::Name), "first listed here");
-        diag.hint("list each stored tensor once and refer to it by its id");
-        ok = false;
-      }
+    } else if (firstListed[i] != i) {
+      auto diag =
+          error(site(kind, i, Field::Name),
+                std::string(side) + " tensor " + quote(t.name) + " of file " +
+                    quote(files[t.file].path) + " is listed twice");
+      note(diag, site(kind, firstListed[i], Field::Name), "first listed here");
+      diag.hint("list each stored tensor once and refer to it by its id");
+      ok = false;
     }
     ok = checkGeometry(kind, i, t) && ok;
     if (ok && t.data)

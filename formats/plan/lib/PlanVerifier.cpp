@@ -45,6 +45,8 @@ bool PlanChecker::run() {
   checkCopiedFiles();
   checkDestinationPathConflicts();
   checkHuggingFaceDestination();
+  if (checks_ == PlanChecks::Tables)
+    return errors_.count() == before && !errors_.stopped();
   bool sameRounds = checkRoundCounts();
   for (uint32_t r = 0; r < plan_.programs.size() && !errors_.stopped(); ++r)
     for (uint32_t k = 0;
@@ -194,12 +196,13 @@ bool PlanChecker::checkRoundCounts() {
 
 bool verifyPlanWith(const plan::Plan &plan, ErrorLimit &errors,
                     const PlanLocator *locator) {
-  return plancheck::PlanChecker(plan, errors, locator).run();
+  return plancheck::PlanChecker(plan, errors, locator, PlanChecks::All).run();
 }
 
-bool verifyPlan(const plan::Plan &plan, DiagnosticEngine &diags) {
+bool verifyPlan(const plan::Plan &plan, DiagnosticEngine &diags,
+                PlanChecks checks) {
   ErrorLimit errors(diags);
-  return verifyPlanWith(plan, errors, nullptr);
+  return plancheck::PlanChecker(plan, errors, nullptr, checks).run();
 }
 
 } // namespace aoa

@@ -67,6 +67,10 @@ struct CompileOptions {
   std::set<std::string> printAfter;
   bool printAfterAll = false;
   bool timePasses = false;
+  /// --verify-plan: also check every rank's rounds, the messages' pairing
+  /// and the destination's coverage before writing the plan (aoa-run checks
+  /// them when it reads the plan); by default only the plan's tables.
+  bool verifyPrograms = false;
 };
 
 

@@ -18,6 +18,7 @@
 namespace aoa {
 
 struct CompilationState;
+class TimeReport;
 
 class Pass {
 public:
@@ -34,7 +35,8 @@ public:
 struct PassInstrumentation {
   std::set<std::string> printAfter;
   bool printAfterAll = false;
-  bool timePasses = false;
+  /// Where each pass's wall time goes (--time-passes); none when null.
+  TimeReport *timeReport = nullptr;
 };
 
 class PassManager {
@@ -42,10 +44,10 @@ public:
   void add(std::unique_ptr<Pass> pass) { passes_.push_back(std::move(pass)); }
 
   /// Runs every pass in order; prints after the requested passes to
-  /// `printStream` and a timing report to `timeStream`. Returns false as soon
-  /// as a pass fails.
+  /// `printStream` and records their times in the instrumentation's report.
+  /// Returns false as soon as a pass fails.
   bool run(CompilationState &state, const PassInstrumentation &instrumentation,
-           std::ostream &printStream, std::ostream &timeStream);
+           std::ostream &printStream);
 
   const std::vector<std::unique_ptr<Pass>> &passes() const { return passes_; }
 

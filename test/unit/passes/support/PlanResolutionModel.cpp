@@ -116,7 +116,7 @@ Compiled compile(const Case &c) {
   PassManager pm;
   addPipeline(pm, PipelineStage::Plan);
   std::ostringstream sink;
-  bool ran = pm.run(state, PassInstrumentation{}, sink, sink);
+  bool ran = pm.run(state, PassInstrumentation{}, sink);
   out.ok = ran && !diags.hadErrors();
   out.plan = std::move(state.plan);
   return out;

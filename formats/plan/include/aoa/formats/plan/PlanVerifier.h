@@ -14,9 +14,23 @@
 
 namespace aoa {
 
+/// How much of a plan verifyPlan checks.
+enum class PlanChecks {
+  /// Every rule: the tables and every rank's rounds, the pairing of messages
+  /// and the coverage of every destination element. Readers run these.
+  All,
+  /// The plan-wide rules and the tables (files, paths, stored tensors, added
+  /// keys, copied files, the Hugging Face layout), not the programs: what a
+  /// compiler checks of the plan it built by default, since the programs
+  /// follow from these by construction and every reader checks them again
+  /// before any byte moves.
+  Tables,
+};
+
 /// Reports every violated rule (up to 20 errors) and returns true when there
 /// were none.
-bool verifyPlan(const plan::Plan &plan, DiagnosticEngine &diags);
+bool verifyPlan(const plan::Plan &plan, DiagnosticEngine &diags,
+                PlanChecks checks = PlanChecks::All);
 
 } // namespace aoa
 
