@@ -271,7 +271,8 @@ bool emitPlan(const CompileOptions &options, CompilationState &state,
     if (options.emit == EmitKind::PlanText)
       writePlanText(state.plan, text);
     else
-      binplan::writeBinaryPlan(state.plan, layouts.origin, text);
+      binplan::writeBinaryPlan(state.plan, layouts.origin, text,
+                               options.threads);
   }
   ScopedTimeStep timer(timeReport, "[summary]");
   printPlanSummary(state.plan, err, state.broadcastBytes);
@@ -309,6 +310,7 @@ bool runPasses(const CompileOptions &options, Program program,
     state.hasQueryFile = true;
   }
   state.memoryBudget = options.memoryBudget;
+  state.threads = options.threads;
   if (options.toHuggingFace)
     state.layoutDerivedDestination = huggingFaceLayoutMaker(options, diags);
   state.locateMetadataKey = MetadataKeyLocator(layouts, sources);

@@ -28,6 +28,8 @@
 
 #include "SplitOverlappingReads.h"
 
+#include "aoa/runtime/support/ThreadPool.h"
+
 #include <algorithm>
 #include <iterator>
 #include <map>
@@ -50,9 +52,13 @@ public:
   void run() {
     // Coalesce first: cut pieces must stay cut. Split overlapping reads
     // last: cutLarge can make them (equal regions cut along different
-    // destination axes).
-    std::vector<Transfer> transfers = splitOverlappingReads(
-        cutLarge(coalesce(state_.transfers)), state_.transforms);
+    // destination axes). The steps take the transfers over, so that no
+    // step keeps a second copy of millions of them.
+    std::vector<Transfer> transfers = std::move(state_.transfers);
+    state_.transfers.clear();
+    coalesce(transfers);
+    transfers = splitOverlappingReads(cutLarge(std::move(transfers)),
+                                      state_.transforms);
     groupReads(transfers);
     assignRounds(transfers);
     emit(transfers);
@@ -74,18 +80,28 @@ private:
 
   /// Cuts transfers over a quarter of the budget along the destination's
   /// first axis that has more than one element (unless they reshape).
-  std::vector<Transfer> cutLarge(const std::vector<Transfer> &transfers) {
+  bool isLarge(const Transfer &t, int64_t limit) const {
+    int64_t bytes = std::max(bytesOf(t.sourceRegion, sourceType(t)),
+                             bytesOf(t.destinationRegion, destinationType(t)));
+    return bytes > limit && plan::keepsBoxes(steps(t)) &&
+           t.destinationRegion.rank() != 0;
+  }
+
+  std::vector<Transfer> cutLarge(std::vector<Transfer> transfers) {
     int64_t limit = std::max<int64_t>(plan_.memoryBudget / 4, 1);
+    if (std::none_of(transfers.begin(), transfers.end(),
+                     [&](const Transfer &t) { return isLarge(t, limit); }))
+      return transfers;
     std::vector<Transfer> out;
     out.reserve(transfers.size());
-    for (const Transfer &t : transfers) {
-      int64_t bytes = std::max(bytesOf(t.sourceRegion, sourceType(t)),
-                               bytesOf(t.destinationRegion, destinationType(t)));
-      if (bytes <= limit || !plan::keepsBoxes(steps(t)) ||
-          t.destinationRegion.rank() == 0) {
-        out.push_back(t);
+    for (Transfer &t : transfers) {
+      if (!isLarge(t, limit)) {
+        out.push_back(std::move(t));
         continue;
       }
+      int64_t bytes =
+          std::max(bytesOf(t.sourceRegion, sourceType(t)),
+                   bytesOf(t.destinationRegion, destinationType(t)));
       size_t axis = 0;
       while (axis + 1 < t.destinationRegion.rank() &&
              t.destinationRegion.dim(axis).size() == 1)
@@ -117,14 +133,16 @@ private:
   /// Merges consecutive transfers that continue each other: same tensors,
   /// ranks and transform, regions adjacent along one destination axis and
   /// the source axis it shows.
-  std::vector<Transfer> coalesce(const std::vector<Transfer> &transfers) {
-    std::vector<Transfer> out;
-    for (const Transfer &t : transfers) {
-      if (!out.empty() && tryMerge(out.back(), t))
+  void coalesce(std::vector<Transfer> &transfers) {
+    size_t kept = 0;
+    for (size_t i = 0; i < transfers.size(); ++i) {
+      if (kept > 0 && tryMerge(transfers[kept - 1], transfers[i]))
         continue;
-      out.push_back(t);
+      if (kept != i)
+        transfers[kept] = std::move(transfers[i]);
+      ++kept;
     }
-    return out;
+    transfers.erase(transfers.begin() + kept, transfers.end());
   }
 
   bool tryMerge(Transfer &a, const Transfer &b) const {
@@ -163,41 +181,60 @@ private:
 
   /// One read per (source tensor, region, reading rank), in first-use order.
   struct ReadGroup {
-    size_t first = 0;                ///< a transfer that defines the read
-    std::vector<size_t> consumers;   ///< transfers using it
+    uint32_t first = 0; ///< a transfer that defines the read
     uint32_t round = 0;
   };
 
-  struct ReadKey {
-    uint32_t tensor;
-    uint32_t rank;
-    Box region;
-    friend bool operator==(const ReadKey &a, const ReadKey &b) {
-      return a.tensor == b.tensor && a.rank == b.rank && a.region == b.region;
-    }
-  };
-  struct ReadKeyHash {
-    size_t operator()(const ReadKey &k) const {
-      uint64_t h = uint64_t(k.tensor) * 0x9e3779b97f4a7c15ull ^ k.rank;
-      for (const Interval &d : k.region.dims())
-        h = (h ^ uint64_t(d.begin)) * 0x100000001b3ull ^ uint64_t(d.end);
-      return static_cast<size_t>(h);
-    }
-  };
+  static uint64_t readHash(const Transfer &t) {
+    uint64_t h =
+        uint64_t(t.sourceTensor) * 0x9e3779b97f4a7c15ull ^ t.sourceRank;
+    for (const Interval &d : t.sourceRegion.dims())
+      h = (h ^ uint64_t(d.begin)) * 0x100000001b3ull ^ uint64_t(d.end);
+    return h ^ (h >> 29);
+  }
+  static bool sameRead(const Transfer &a, const Transfer &b) {
+    return a.sourceTensor == b.sourceTensor && a.sourceRank == b.sourceRank &&
+           a.sourceRegion == b.sourceRegion;
+  }
+
+  /// The transfers of group g, in transfer order.
+  llvm::ArrayRef<uint32_t> consumers(size_t g) const {
+    return llvm::ArrayRef<uint32_t>(consumers_)
+        .slice(consumerStart_[g], consumerStart_[g + 1] - consumerStart_[g]);
+  }
 
   void groupReads(const std::vector<Transfer> &transfers) {
-    std::unordered_map<ReadKey, size_t, ReadKeyHash> index;
-    index.reserve(transfers.size());
+    // An open-addressing table of group ids (at most half full), compared
+    // with each group's first transfer: no key is copied.
+    size_t slots = 16;
+    while (slots < 2 * transfers.size())
+      slots *= 2;
+    constexpr uint32_t kEmpty = UINT32_MAX;
+    std::vector<uint32_t> table(slots, kEmpty);
     groupOf_.resize(transfers.size());
-    for (size_t i = 0; i < transfers.size(); ++i) {
+    for (uint32_t i = 0; i < transfers.size(); ++i) {
       const Transfer &t = transfers[i];
-      ReadKey key{t.sourceTensor, t.sourceRank, t.sourceRegion};
-      auto [it, inserted] = index.emplace(std::move(key), groups_.size());
-      if (inserted)
-        groups_.push_back(ReadGroup{i, {}, 0});
-      groups_[it->second].consumers.push_back(i);
-      groupOf_[i] = it->second;
+      size_t slot = size_t(readHash(t)) & (slots - 1);
+      while (table[slot] != kEmpty &&
+             !sameRead(transfers[groups_[table[slot]].first], t))
+        slot = (slot + 1) & (slots - 1);
+      if (table[slot] == kEmpty) {
+        table[slot] = uint32_t(groups_.size());
+        groups_.push_back(ReadGroup{i, 0});
+      }
+      groupOf_[i] = table[slot];
     }
+    // Each group's consumers, by a counting sort that keeps transfer order.
+    consumerStart_.assign(groups_.size() + 1, 0);
+    for (uint32_t g : groupOf_)
+      ++consumerStart_[g + 1];
+    for (size_t g = 0; g < groups_.size(); ++g)
+      consumerStart_[g + 1] += consumerStart_[g];
+    consumers_.resize(transfers.size());
+    std::vector<uint32_t> next(consumerStart_.begin(),
+                               consumerStart_.end() - 1);
+    for (uint32_t i = 0; i < transfers.size(); ++i)
+      consumers_[next[groupOf_[i]]++] = i;
   }
 
   /// The buffer bytes each rank needs for a read group.
@@ -213,14 +250,14 @@ private:
     f.push_back({rank, bytes});
   }
 
-  Footprint footprint(const std::vector<Transfer> &transfers,
-                      const ReadGroup &group) const {
+  Footprint footprint(const std::vector<Transfer> &transfers, size_t g) const {
+    const ReadGroup &group = groups_[g];
     Footprint bytes;
     const Transfer &first = transfers[group.first];
     int64_t readBytes = bytesOf(first.sourceRegion, sourceType(first));
     addBytes(bytes, first.sourceRank, readBytes);
     std::vector<uint32_t> receivers;
-    for (size_t c : group.consumers) {
+    for (uint32_t c : consumers(g)) {
       const Transfer &t = transfers[c];
       if (t.destinationRank != t.sourceRank &&
           std::find(receivers.begin(), receivers.end(), t.destinationRank) ==
@@ -241,8 +278,9 @@ private:
     std::unordered_map<uint32_t, int64_t> used;
     uint32_t round = 0;
     bool empty = true;
-    for (ReadGroup &group : groups_) {
-      Footprint need = footprint(transfers, group);
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      ReadGroup &group = groups_[g];
+      Footprint need = footprint(transfers, g);
       bool fits = true;
       for (const auto &[rank, bytes] : need)
         fits &= used[rank] + bytes <= plan_.memoryBudget;
@@ -271,8 +309,14 @@ private:
     std::vector<std::vector<size_t>> byRound(rounds_);
     for (size_t g = 0; g < groups_.size(); ++g)
       byRound[groups_[g].round].push_back(g);
-    for (uint32_t r = 0; r < rounds_; ++r)
-      emitRound(transfers, r, byRound[r]);
+    // A round writes only its own Round of each rank: rounds are emitted at
+    // once, and the plan does not depend on the thread count.
+    runtime::ThreadPool pool(state_.threads);
+    runtime::Status emitted = pool.parallelFor(rounds_, [&](size_t r) {
+      emitRound(transfers, uint32_t(r), byRound[r]);
+      return runtime::Status();
+    });
+    (void)emitted; // emitRound cannot fail
   }
 
   void emitRound(const std::vector<Transfer> &transfers, uint32_t r,
@@ -300,11 +344,11 @@ private:
       read.buffer = readBuffer;
       read.tensor = first.sourceTensor;
       read.region = first.sourceRegion;
-      lists[first.sourceRank].reads.push_back(read);
+      lists[first.sourceRank].reads.push_back(std::move(read));
       // rank -> the buffer holding the data there
       llvm::SmallVector<std::pair<uint32_t, uint32_t>, 4> arrived{
           {first.sourceRank, readBuffer}};
-      for (size_t c : group.consumers) {
+      for (uint32_t c : consumers(g)) {
         const Transfer &t = transfers[c];
         plan::Round &round = plan_.programs[t.destinationRank].rounds[r];
         auto at = std::find_if(arrived.begin(), arrived.end(), [&](auto &a) {
@@ -327,7 +371,7 @@ private:
           copy.buffer = out;
           copy.input = data;
           copy.transform = steps(t);
-          lists[t.destinationRank].tail.push_back(copy);
+          lists[t.destinationRank].tail.push_back(std::move(copy));
           data = out;
         }
         Instruction write;
@@ -335,20 +379,20 @@ private:
         write.buffer = data;
         write.tensor = t.destinationTensor;
         write.region = t.destinationRegion;
-        lists[t.destinationRank].tail.push_back(write);
+        lists[t.destinationRank].tail.push_back(std::move(write));
       }
     }
-    for (const auto &[ranks, buffers] : messages) {
+    for (auto &[ranks, buffers] : messages) {
       Instruction send;
       send.opcode = Opcode::Send;
       send.peer = ranks.second;
-      send.buffers = buffers.first;
-      lists[ranks.first].exchange.push_back(send);
+      send.buffers = std::move(buffers.first);
+      lists[ranks.first].exchange.push_back(std::move(send));
       Instruction recv;
       recv.opcode = Opcode::Recv;
       recv.peer = ranks.first;
-      recv.buffers = buffers.second;
-      lists[ranks.second].exchange.push_back(recv);
+      recv.buffers = std::move(buffers.second);
+      lists[ranks.second].exchange.push_back(std::move(recv));
     }
     for (auto &[rank, list] : lists) {
       std::vector<Instruction> &out =
@@ -367,7 +411,9 @@ private:
   CompilationState &state_;
   plan::Plan &plan_;
   std::vector<ReadGroup> groups_;
-  std::vector<size_t> groupOf_;
+  std::vector<uint32_t> groupOf_;
+  /// consumers(g) is consumers_[consumerStart_[g], consumerStart_[g + 1]).
+  std::vector<uint32_t> consumerStart_, consumers_;
   uint32_t rounds_ = 0;
 };
 

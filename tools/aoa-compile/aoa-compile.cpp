@@ -6,6 +6,7 @@
 #include "aoa/driver/CompileDriver.h"
 #include "aoa/formats/ShardSize.h"
 #include "aoa/ir/ByteSize.h"
+#include "aoa/runtime/support/ThreadPool.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -129,6 +130,12 @@ static cl::opt<bool> timePasses(
              "pipeline to stderr"),
     cl::cat(category));
 
+static cl::opt<unsigned> threads(
+    "threads",
+    cl::desc("Threads that build and write the plan (0 = one per core); the "
+             "plan's bytes do not depend on it"),
+    cl::init(0), cl::cat(category));
+
 static cl::opt<bool> verifyPlan(
     "verify-plan",
     cl::desc("Before writing a plan, also verify every rank's rounds, the "
@@ -189,6 +196,14 @@ int main(int argc, char **argv) {
   options.printAfterAll = printAfterAll;
   options.timePasses = timePasses;
   options.verifyPrograms = verifyPlan;
+  if (threads > aoa::runtime::ThreadPool::kMaxThreads) {
+    std::cerr << "aoa-compile: error: --threads=" << threads << " is more than "
+              << aoa::runtime::ThreadPool::kMaxThreads
+              << "\nhint: 0 means one thread per core\n";
+    return 1;
+  }
+  options.threads =
+      threads == 0 ? aoa::runtime::defaultThreadCount() : unsigned(threads);
   options.color = ::isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr;
   return aoa::runCompile(options, std::cout, std::cerr);
 }

@@ -1,15 +1,18 @@
 //===- BinaryPlanWriter.cpp - Plan -> binary container --------------------===//
 //
-// Sections are built one after another into byte strings, then the header
-// and directory are written in front of them. Everything written is a pure
-// function of the plan and origin: strings and transform lists are numbered
-// in the order the plan first mentions them, padding is zero.
+// Sections are built into byte strings, the ranks' on several threads, then
+// the header and directory are written in front of them. Everything written is
+// a pure function of the plan and origin: strings and transform lists are
+// numbered in the order the plan first mentions them, padding is zero.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/formats/plan/BinaryPlan.h"
 
 #include "BinaryLayout.h"
 #include "ByteCoding.h"
+
+#include "aoa/ir/ShardMetadata.h"
+#include "aoa/runtime/support/ThreadPool.h"
 
 #include <map>
 #include <optional>
@@ -25,34 +28,25 @@ namespace {
 /// Every distinct string once, numbered by first use.
 class StringTable {
 public:
-  uint32_t intern(const std::string &s) {
-    // find() first: emplace would copy the string into a node even when it
-    // is already there.
-    if (auto found = index_.find(s); found != index_.end())
-      return found->second;
-    auto it = index_.emplace(s, uint32_t(strings_.size())).first;
-    strings_.push_back(&it->first);
-    return it->second;
-  }
+  uint32_t intern(std::string_view s) { return pool_.intern(s); }
   std::string encode() const {
     ByteWriter w;
-    w.u64(strings_.size());
+    w.u64(pool_.size());
     uint64_t end = 0;
-    for (const std::string *s : strings_)
-      end += s->size();
+    for (uint32_t id = 0; id < pool_.size(); ++id)
+      end += pool_.get(id).size();
     w.u64(end);
     end = 0;
-    for (const std::string *s : strings_)
-      w.u64(end += s->size());
-    for (const std::string *s : strings_)
-      w.raw(*s);
+    for (uint32_t id = 0; id < pool_.size(); ++id)
+      w.u64(end += pool_.get(id).size());
+    for (uint32_t id = 0; id < pool_.size(); ++id)
+      w.raw(pool_.get(id));
     w.padTo8();
     return w.take();
   }
 
 private:
-  std::unordered_map<std::string, uint32_t> index_;
-  std::vector<const std::string *> strings_;
+  StringPool pool_;
 };
 
 /// Every distinct TransformStep list once, numbered by first use.
@@ -63,6 +57,28 @@ public:
     if (steps.empty() && emptyId_)
       return *emptyId_;
     ByteWriter &key = key_;
+    keyOf(steps, key);
+    if (auto found = index_.find(std::string_view(key.bytes()));
+        found != index_.end())
+      return found->second;
+    uint32_t id = uint32_t(lists_.size());
+    index_.emplace(key.bytes(), id);
+    lists_.push_back(&steps);
+    if (steps.empty())
+      emptyId_ = id;
+    return id;
+  }
+  /// The id of a list intern() has seen; `scratch` holds its key, so that
+  /// threads can look lists up at once.
+  uint32_t find(const std::vector<plan::TransformStep> &steps,
+                ByteWriter &scratch) const {
+    if (steps.empty() && emptyId_)
+      return *emptyId_;
+    keyOf(steps, scratch);
+    return index_.find(std::string_view(scratch.bytes()))->second;
+  }
+  static void keyOf(const std::vector<plan::TransformStep> &steps,
+                    ByteWriter &key) {
     key.clear();
     for (const plan::TransformStep &step : steps) {
       key.u8(uint8_t(step.kind));
@@ -74,15 +90,6 @@ public:
       for (int64_t v : step.canonical)
         key.i64(v);
     }
-    if (auto found = index_.find(std::string_view(key.bytes()));
-        found != index_.end())
-      return found->second;
-    uint32_t id = uint32_t(lists_.size());
-    index_.emplace(key.bytes(), id);
-    lists_.push_back(&steps);
-    if (steps.empty())
-      emptyId_ = id;
-    return id;
   }
   std::string encode() const {
     ByteWriter lists, steps, ints;
@@ -221,9 +228,10 @@ std::string encodeLists(const plan::Plan &plan, StringTable &strings) {
 }
 
 std::string encodeRank(const plan::RankProgram &program,
-                       TransformTable &transforms) {
+                       const TransformTable &transforms) {
   ByteWriter rounds, buffers, instructions, lists;
-  ByteWriter scratch; ///< one shape or region at a time
+  ByteWriter scratch;      ///< one shape or region at a time
+  ByteWriter transformKey; ///< scratch for TransformTable::find
   IntPool ints;
   uint64_t bufferCount = 0, instructionCount = 0, listCount = 0;
   for (const plan::Round &round : program.rounds) {
@@ -252,7 +260,7 @@ std::string encodeRank(const plan::RankProgram &program,
       instructions.u32(in.input);
       instructions.u32(in.tensor);
       instructions.u32(in.peer);
-      instructions.u32(transforms.intern(in.transform));
+      instructions.u32(transforms.find(in.transform, transformKey));
       instructions.u32(uint32_t(in.region.rank()));
       instructions.u32(uint32_t(in.buffers.size()));
       instructions.u64(ints.add(region));
@@ -289,18 +297,35 @@ struct EncodedPlan {
   std::vector<std::string> sections;
 };
 
-EncodedPlan encode(const plan::Plan &plan, const PlanOrigin &origin) {
-  StringTable strings;
+EncodedPlan encode(const plan::Plan &plan, const PlanOrigin &origin,
+                   unsigned threads) {
+  // Transform lists are numbered in the order the ranks first use them,
+  // before the ranks are encoded at once; the shared tables are one more
+  // task beside the ranks.
   TransformTable transforms;
+  for (const plan::RankProgram &program : plan.programs)
+    for (const plan::Round &round : program.rounds)
+      for (const plan::Instruction &in : round.instructions)
+        transforms.intern(in.transform);
   EncodedPlan out;
   std::vector<std::string> &sections = out.sections;
-  sections.resize(kSharedSections);
-  sections[kFiles] = encodeFiles(plan, strings);
-  sections[kTensors] = encodeTensors(plan, strings);
-  sections[kLists] = encodeLists(plan, strings);
-  for (const plan::RankProgram &program : plan.programs)
-    sections.push_back(encodeRank(program, transforms));
-  sections[kStrings] = strings.encode();
+  sections.resize(kSharedSections + plan.programs.size());
+  StringTable strings;
+  runtime::ThreadPool pool(threads);
+  runtime::Status encoded =
+      pool.parallelFor(1 + plan.programs.size(), [&](size_t task) {
+        if (task == 0) {
+          sections[kFiles] = encodeFiles(plan, strings);
+          sections[kTensors] = encodeTensors(plan, strings);
+          sections[kLists] = encodeLists(plan, strings);
+          sections[kStrings] = strings.encode();
+        } else {
+          sections[kSharedSections + task - 1] =
+              encodeRank(plan.programs[task - 1], transforms);
+        }
+        return runtime::Status();
+      });
+  (void)encoded; // no task fails
   sections[kTransforms] = transforms.encode();
 
   uint64_t offset = kHeaderSize + sections.size() * kDirectoryEntrySize;
@@ -336,9 +361,9 @@ EncodedPlan encode(const plan::Plan &plan, const PlanOrigin &origin) {
 
 } // namespace
 
-std::string encodeBinaryPlan(const plan::Plan &plan,
-                             const PlanOrigin &origin) {
-  EncodedPlan encoded = encode(plan, origin);
+std::string encodeBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
+                             unsigned threads) {
+  EncodedPlan encoded = encode(plan, origin, threads);
   std::string bytes = std::move(encoded.headerAndDirectory);
   for (const std::string &section : encoded.sections)
     bytes += section;
@@ -346,8 +371,8 @@ std::string encodeBinaryPlan(const plan::Plan &plan,
 }
 
 bool writeBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
-                     std::ostream &os) {
-  EncodedPlan encoded = encode(plan, origin);
+                     std::ostream &os, unsigned threads) {
+  EncodedPlan encoded = encode(plan, origin, threads);
   os.write(encoded.headerAndDirectory.data(),
            std::streamsize(encoded.headerAndDirectory.size()));
   for (const std::string &section : encoded.sections)

@@ -39,10 +39,13 @@ public:
 
 private:
   void put(uint64_t v, int width) {
-    size_t at = bytes_.size();
-    bytes_.resize(at + size_t(width));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    // The low `width` bytes of v in memory are its little-endian encoding.
+    bytes_.append(reinterpret_cast<const char *>(&v), size_t(width));
+#else
     for (int i = 0; i < width; ++i)
-      bytes_[at + i] = char(uint8_t(v >> (8 * i)));
+      bytes_.push_back(char(uint8_t(v >> (8 * i))));
+#endif
   }
   std::string bytes_;
 };

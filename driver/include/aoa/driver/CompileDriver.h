@@ -71,6 +71,9 @@ struct CompileOptions {
   /// and the destination's coverage before writing the plan (aoa-run checks
   /// them when it reads the plan); by default only the plan's tables.
   bool verifyPrograms = false;
+  /// Threads that build and write the plan (at least 1); the plan's bytes
+  /// do not depend on it.
+  unsigned threads = 1;
 };
 
 

@@ -71,8 +71,12 @@ struct CompilationState {
 
   /// Buffer memory each rank may use in one round (--memory-budget).
   int64_t memoryBudget = int64_t(1) << 30;
+  /// Threads a pass may use for work that does not depend on order (at
+  /// least 1); the results do not depend on it.
+  unsigned threads = 1;
   /// resolve-shard-sources: every piece of every destination shard bound
-  /// to a stored source shard; the plan's files and tensors.
+  /// to a stored source shard; the plan's files and tensors. schedule
+  /// consumes the transfers (they are empty after it).
   std::vector<Transfer> transfers;
   TransformTable transforms;
   /// Bytes a broadcast-everything conversion would move: every destination

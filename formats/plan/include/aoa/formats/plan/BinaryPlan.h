@@ -48,11 +48,13 @@ struct PlanOrigin {
 /// True when `bytes` start with kMagic (the form to read: binary or text).
 bool isBinaryPlan(std::string_view bytes);
 
-/// The binary form of `plan`.
-std::string encodeBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin);
+/// The binary form of `plan`, its ranks' sections encoded on `threads`
+/// threads (the bytes do not depend on how many).
+std::string encodeBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
+                             unsigned threads = 1);
 /// Writes encodeBinaryPlan's bytes; false when the stream failed.
 bool writeBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
-                     std::ostream &os);
+                     std::ostream &os, unsigned threads = 1);
 
 /// Decodes a whole binary plan held in memory (read from `path`, which the
 /// diagnostics name). nullopt after reporting one error.
