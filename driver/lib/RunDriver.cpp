@@ -97,9 +97,47 @@ void printHeader(std::ostream &err, const RunCommand &command,
 }
 
 void printStagingNote(std::ostream &err, const RunCommand &command) {
-  err << ("aoa-run: files finished so far are kept in '" +
+  err << ("aoa-run: files finished so far are kept in " +
+          std::string(command.options.nodeLocal ? "each rank's " : "") + "'" +
           command.options.destinationDirectory +
           "/.aoa-run'; the same command resumes from them.\n");
+}
+
+constexpr const char *kRankPlaceholder = "{rank}";
+
+/// `path` with every {rank} replaced by `rank` (node-local directories).
+std::string withRank(std::string path, uint32_t rank) {
+  std::string number = std::to_string(rank);
+  for (size_t at = path.find(kRankPlaceholder); at != std::string::npos;
+       at = path.find(kRankPlaceholder, at + number.size()))
+    path.replace(at, std::char_traits<char>::length(kRankPlaceholder), number);
+  return path;
+}
+
+/// --node-local and {rank} in the directories: what the backend allows.
+runtime::Status checkNodeLocal(const RunCommand &command) {
+  const runtime::RunOptions &options = command.options;
+  if (options.nodeLocal && command.backend == "local")
+    return runtime::Error{
+        "--node-local needs --backend=mpi or --backend=nccl",
+        "the local backend runs every rank in one process, which reads "
+        "every source file and writes every destination file itself"};
+  auto placeholderIn = [&](const char *flag,
+                           const std::string &path) -> runtime::Status {
+    if (options.nodeLocal || path.find(kRankPlaceholder) == std::string::npos)
+      return runtime::Status();
+    return runtime::Error{std::string(flag) + " '" + path +
+                              "' holds {rank}, which only --node-local "
+                              "replaces",
+                          "pass --node-local (with --backend=mpi or nccl) "
+                          "to give every rank directories of its own, or "
+                          "remove {rank}"};
+  };
+  if (runtime::Status source =
+          placeholderIn("--src-dir", options.sourceDirectory);
+      !source.ok())
+    return source;
+  return placeholderIn("--dst-dir", options.destinationDirectory);
 }
 
 void printSummary(std::ostream &err, const runtime::RunReport &report) {
@@ -207,6 +245,11 @@ int runAsRankOfJob(const RunCommand &command, const runtime::RankGroup &group,
   std::string who =
       group.size() > 1 ? "rank " + std::to_string(rank) + ": " : "";
 
+  // Node-local: this rank's own directories.
+  runtime::RunOptions options = command.options;
+  options.sourceDirectory = withRank(options.sourceDirectory, rank);
+  options.destinationDirectory = withRank(options.destinationDirectory, rank);
+
   runtime::Expected<std::string> text = std::string();
   if (rank == 0)
     text = readPlanFile(command);
@@ -225,14 +268,13 @@ int runAsRankOfJob(const RunCommand &command, const runtime::RankGroup &group,
   // Rank 0 reads the source layout once; every rank stops on its verdict.
   runtime::Status layout;
   if (rank == 0)
-    layout = checkSourceLayout(command.planPath, origin,
-                               command.options.sourceDirectory);
+    layout =
+        checkSourceLayout(command.planPath, origin, options.sourceDirectory);
   if (!layout.ok())
     printError(err, layout.error(), who);
   if (!group.failedRanks(!layout.ok()).empty())
     return 1;
 
-  runtime::RunOptions options = command.options;
   options.planFingerprint =
       runtime::contentHash(planText.data(), planText.size());
   std::optional<runtime::ProgressMeter> meter;
@@ -240,7 +282,8 @@ int runAsRankOfJob(const RunCommand &command, const runtime::RankGroup &group,
     makeMeter(command.progress, meter);
     printHeader(err, command, *plan,
                 " (" + backendLabel + ", " + std::to_string(group.size()) +
-                    (group.size() == 1 ? " process)" : " processes)"));
+                    (group.size() == 1 ? " process" : " processes") +
+                    (options.nodeLocal ? ", node-local directories)" : ")"));
   }
   runtime::RankRunResult result =
       runner(*plan, options, meter ? &*meter : nullptr);
@@ -312,6 +355,10 @@ int runPlanCommand(const RunCommand &command, std::ostream &err) {
   if (runtime::Status hook = runtime::checkFaultInjectionSetting();
       !hook.ok()) {
     printError(err, hook.error());
+    return 1;
+  }
+  if (runtime::Status checked = checkNodeLocal(command); !checked.ok()) {
+    printError(err, checked.error());
     return 1;
   }
   if (command.backend == "local")

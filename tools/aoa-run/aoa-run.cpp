@@ -31,6 +31,14 @@ static cl::opt<std::string> destinationDirectory(
     "dst-dir", cl::Required,
     cl::desc("Where the converted checkpoint and its metadata.json go"),
     cl::value_desc("dir"), cl::cat(category));
+static cl::opt<bool> nodeLocal(
+    "node-local",
+    cl::desc("mpi, nccl: every rank has its own --src-dir and --dst-dir, "
+             "which no other rank sees ({rank} in them becomes the rank); "
+             "a rank reads only its own source files, writes only its own "
+             "destination files, and rank 0's --dst-dir also gets "
+             "metadata.json (and the index and copied files)"),
+    cl::cat(category));
 static cl::opt<std::string>
     backend("backend",
             cl::desc("Executor: local (all ranks in one process), mpi "
@@ -110,8 +118,12 @@ int main(int argc, char **argv) {
       "  run of the same plan resumes from the files it finished. DST may\n"
       "  neither lie inside --src-dir nor contain it; aoa-run never follows a\n"
       "  symbolic link inside DST, and one run at a time writes into it (a\n"
-      "  second one refuses while DST/.aoa-run/lock is held). The exit\n"
-      "  code is 0 on success and 1 on any error.\n");
+      "  second one refuses while DST/.aoa-run/lock is held). With mpi or\n"
+      "  nccl, DST is one directory every rank sees (one host or a shared\n"
+      "  file system); with --node-local each rank has its own directories\n"
+      "  (e.g. --src-dir 'in/rank{rank}' --dst-dir 'out/rank{rank}') and\n"
+      "  nothing needs to be shared. The exit code is 0 on success and 1 on\n"
+      "  any error.\n");
 
   aoa::RunCommand command;
   command.planPath = planPath;
@@ -122,6 +134,7 @@ int main(int argc, char **argv) {
   command.color = ::isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr;
   command.options.sourceDirectory = sourceDirectory;
   command.options.destinationDirectory = destinationDirectory;
+  command.options.nodeLocal = nodeLocal;
   if (threads > aoa::runtime::ThreadPool::kMaxThreads) {
     std::cerr << "aoa-run: error: --threads=" << threads
               << " is more than " << aoa::runtime::ThreadPool::kMaxThreads

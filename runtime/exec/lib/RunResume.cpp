@@ -9,9 +9,60 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/runtime/exec/RunLifeCycle.h"
 
+#include "aoa/runtime/support/Messages.h"
+
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
 namespace aoa::runtime {
 
 using plan::Opcode;
+
+namespace {
+
+/// With node-local directories: every source file this rank reads must be
+/// in its own source directory; the others' are never looked for.
+Status checkOwnSources(const plan::Plan &plan, uint32_t rank,
+                       const std::string &sourceDirectory,
+                       const std::vector<bool> &needed) {
+  std::vector<std::string> missing;
+  size_t neededCount = 0;
+  for (uint32_t f = 0; f < needed.size(); ++f) {
+    if (!needed[f])
+      continue;
+    ++neededCount;
+    std::error_code error;
+    const std::string &path = plan.sourceFiles[f].path;
+    if (!fs::exists(fs::path(sourceDirectory) / path, error))
+      missing.push_back(path);
+  }
+  if (missing.empty())
+    return Status();
+  std::string names;
+  for (size_t i = 0; i < missing.size(); ++i) {
+    if (i == 8) {
+      names += " and " + std::to_string(missing.size() - i) + " more";
+      break;
+    }
+    names += (i ? ", " : "") + quoteName(missing[i]);
+  }
+  std::string which =
+      missing.size() < neededCount
+          ? std::to_string(missing.size()) + " of the " +
+                std::to_string(neededCount) + " source files"
+      : neededCount == 1
+          ? std::string("the source file")
+          : "all " + std::to_string(neededCount) + " source files";
+  return Error{"the source directory " + quoteName(sourceDirectory) +
+                   " lacks " + which + " that the plan gives rank " +
+                   std::to_string(rank) + " to read: " + names,
+               "with --node-local each rank reads the source files the plan "
+               "gives it (aoa-plan dump PLAN: the lines 'source-file ID rank "
+               "R PATH') from its own --src-dir; copy them there"};
+}
+
+} // namespace
 
 std::vector<uint32_t> RunLifeCycle::ranksRun() const {
   if (scope_ == RankScope::OwnRank)
@@ -57,6 +108,11 @@ Status RunLifeCycle::prepareWork() {
                             .file] = true;
     }
   }
+  if (options_.nodeLocal && scope_ == RankScope::OwnRank)
+    if (Status present = checkOwnSources(plan_, rank_, options_.sourceDirectory,
+                                         neededSources);
+        !present.ok())
+      return present;
   Expected<SourceFiles> sources =
       SourceFiles::open(plan_, options_.sourceDirectory, neededSources, *pool_);
   if (!sources.ok())

@@ -197,6 +197,10 @@ Status DestinationFiles::writeMetadata(const std::vector<uint64_t> &hashes) {
     ::unlinkat(root_.get(), "metadata.json", 0);
     return written;
   }
+  return removeStaging();
+}
+
+Status DestinationFiles::removeStaging() {
   if (Status removed =
           removeTree(root_.get(), directory_, kStagingDirectoryName);
       !removed.ok())

@@ -9,14 +9,15 @@
 //
 //   RunLifeCycle.cpp  checks of the job and of memory, the sequence of the
 //                     stages, the ranks' agreements and the report
-//   RunStaging.cpp    the destination: prepared (by process 0), its files
+//   RunStaging.cpp    the destination: prepared (by process 0, or by each
+//                     process with RunOptions::nodeLocal), its files
 //                     opened, and after a failure kept for a resume or
 //                     removed
 //   RunResume.cpp     what is left to do: the files earlier runs finished,
 //                     the live instructions, the source files they read
 //   RunRounds.cpp     a rank's live rounds, its reads and writes
 //   RunInstall.cpp    the files moved into DST, metadata.json (process 0,
-//                     last), --verify
+//                     last, with every process's hashes), --verify
 //
 // The processes of a run agree (RankGroup::sum of failure flags) after
 // every step that can fail, so a failure in one stops all of them at the
@@ -150,10 +151,15 @@ private:
 
   // RunStaging.cpp
   DestinationOptions destinationOptions() const;
-  /// Process 0 prepares the destination directory and takes its lock;
-  /// false once the processes agreed on a failure (nothing of DST is then
-  /// this run's to clean up: it may be another run's).
+  /// Process 0 (with RunOptions::nodeLocal, every process: its own)
+  /// prepares the destination directory and takes its lock; false once the
+  /// processes agreed on a failure (nothing of DST is then this run's to
+  /// clean up: it may be another run's).
   bool prepareDestination();
+  /// With RunOptions::nodeLocal: an error when another process of this
+  /// host was given the same destination directory; collective over the
+  /// host.
+  Status checkDestinationsApart() const;
   /// Every process opens the destination files it writes; false once the
   /// processes agreed on a failure.
   bool openDestination();
@@ -176,8 +182,9 @@ private:
   JobLauncher launcher_;
   std::chrono::steady_clock::time_point started_ =
       std::chrono::steady_clock::now();
-  bool createdDirectory_ = false; ///< by process 0's prepareDirectory
-  /// Process 0 holds the destination's lock for the whole run.
+  bool createdDirectory_ = false; ///< by this process's prepareDirectory
+  /// Process 0 (node-local: each process) holds the destination's lock for
+  /// the whole run.
   FileDescriptor destinationLock_;
   /// Bytes the other processes had written at the last agreement.
   std::atomic<uint64_t> othersWritten_{0};

@@ -25,6 +25,14 @@ struct RunOptions {
   bool overwrite = false;
   /// Ignore the journal of an interrupted run and start over.
   bool restart = false;
+  /// mpi, nccl: each process has its own source and destination
+  /// directories, which no other process sees (node-local disks). Every
+  /// rank then prepares, locks, stages into and cleans up its own DST, and
+  /// reads only its own source files there; rank 0's DST also gets what
+  /// needs every rank's data (metadata.json with every tensor's hash, the
+  /// Hugging Face index) and the copied files, from rank 0's source
+  /// directory. Without it, DST is one directory every rank sees.
+  bool nodeLocal = false;
   /// Identifies the plan in the run journal (a hash of the plan's text).
   uint64_t planFingerprint = 0;
   /// The most buffer memory the run may hold at once (mpi: all processes

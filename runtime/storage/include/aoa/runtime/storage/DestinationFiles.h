@@ -24,7 +24,10 @@
 // its own files only (DestinationOptions::rank), with its own journal
 // DST/.aoa-run/journal.RANK. Each rank moves its own finished files into
 // DST (moveFilesIntoPlace); rank 0 writes metadata.json with every rank's
-// hashes (writeMetadata) once all have succeeded.
+// hashes (writeMetadata) once all have succeeded. Node-local directories
+// (RunOptions::nodeLocal) are the same steps with one DST per rank: each
+// rank prepares its own, and after rank 0's writeMetadata the others
+// remove their staging directories (removeStaging).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_RUNTIME_STORAGE_DESTINATIONFILES_H
@@ -144,6 +147,10 @@ public:
   /// metadata.json with `hashes` (by destination tensor), last, and removes
   /// the staging directory.
   Status writeMetadata(const std::vector<uint64_t> &hashes);
+  /// writeMetadata's last step, for a rank with a destination directory of
+  /// its own (node-local) once rank 0 has written metadata.json in its
+  /// own: removes the staging directory.
+  Status removeStaging();
 
   /// After a failed run: when no file is finished, removes the staging
   /// directory (and the destination directory if this run created it and
