@@ -56,8 +56,9 @@ void ShardSourceResolver::run() {
   state_.plan.memoryBudget = state_.memoryBudget;
   checkFiles(source, "source");
   checkFiles(destination, "destination");
-  // StoredTensor holds SmallVectors, whose moves are not noexcept: growing
-  // the vectors would copy every element.
+  // At most one stored tensor per shard; transfers are about two per
+  // destination shard (the vector moves its elements if it grows: Box's
+  // moves are noexcept).
   state_.plan.destinationTensors.reserve(destination.shardCount());
   state_.plan.sourceTensors.reserve(source.shardCount());
   state_.transfers.reserve(2 * destination.shardCount());

@@ -53,6 +53,17 @@ class Box {
 public:
   /// The rank-0 box (a scalar: one element).
   Box() = default;
+  Box(const Box &) = default;
+  Box &operator=(const Box &) = default;
+  /// A SmallVector's move never allocates here (inline elements are copied
+  /// into inline storage of the same size, a heap buffer is taken over), so
+  /// moves are noexcept: vectors of boxes, and of structs that hold boxes,
+  /// then move their elements when they grow instead of copying them.
+  Box(Box &&other) noexcept : dims_(std::move(other.dims_)) {}
+  Box &operator=(Box &&other) noexcept {
+    dims_ = std::move(other.dims_);
+    return *this;
+  }
   explicit Box(llvm::ArrayRef<Interval> dims)
       : dims_(dims.begin(), dims.end()) {}
   /// The box [offset[i], offset[i] + shape[i]) per dimension.
