@@ -61,6 +61,15 @@ std::vector<int64_t> Box::shape() const {
   return result;
 }
 
+bool Box::hasShape(llvm::ArrayRef<int64_t> extents) const {
+  if (extents.size() != rank())
+    return false;
+  for (size_t i = 0; i < rank(); ++i)
+    if (dims_[i].size() != extents[i])
+      return false;
+  return true;
+}
+
 bool Box::contains(const Box &other) const {
   if (other.rank() != rank())
     return false;

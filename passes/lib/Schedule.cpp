@@ -297,7 +297,10 @@ private:
   }
 
   uint32_t addBuffer(plan::Round &round, DType dtype, const Box &region) {
-    round.buffers.push_back(plan::BufferDecl{dtype, region.shape()});
+    plan::BufferDecl &decl = round.buffers.emplace_back();
+    decl.dtype = dtype;
+    for (const Interval &dim : region.dims())
+      decl.shape.push_back(dim.size());
     return static_cast<uint32_t>(round.buffers.size() - 1);
   }
 

@@ -154,7 +154,17 @@ bool PlanDecoder::count(ByteCursor &c, uint64_t recordSize, uint64_t &n,
 }
 
 bool PlanDecoder::ints(std::string_view pool, uint64_t first, uint64_t n,
-                   std::vector<int64_t> &out, const std::string &what) {
+                       std::vector<int64_t> &out, const std::string &what) {
+  llvm::SmallVector<int64_t, 8> values;
+  if (!ints(pool, first, n, values, what))
+    return false;
+  out.assign(values.begin(), values.end());
+  return true;
+}
+
+bool PlanDecoder::ints(std::string_view pool, uint64_t first, uint64_t n,
+                       llvm::SmallVectorImpl<int64_t> &out,
+                       const std::string &what) {
   uint64_t available = pool.size() / 8;
   if (first > available || n > available - first)
     return fail(what + ": integers " + std::to_string(first) + " + " +
@@ -169,13 +179,13 @@ bool PlanDecoder::ints(std::string_view pool, uint64_t first, uint64_t n,
 
 bool PlanDecoder::box(std::string_view pool, uint64_t first, uint64_t rank,
                   Box &out, const std::string &what) {
-  std::vector<int64_t> values;
+  llvm::SmallVector<int64_t, 8> values;
   if (rank > pool.size() / 16)
     return fail(what + ": box rank " + std::to_string(rank) +
                 " is more than the section holds");
   if (!ints(pool, first, 2 * rank, values, what))
     return false;
-  std::vector<Interval> dims(rank);
+  llvm::SmallVector<Interval, 4> dims(rank);
   for (uint64_t i = 0; i < rank; ++i)
     dims[i] = Interval{values[2 * i], values[2 * i + 1]};
   out = Box(dims);

@@ -16,6 +16,8 @@
 #include "ByteCoding.h"
 #include "ByteSource.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +69,8 @@ private:
   /// fit in what is left.
   bool count(ByteCursor &c, uint64_t recordSize, uint64_t &n,
              const char *what);
+  bool ints(std::string_view pool, uint64_t first, uint64_t n,
+            llvm::SmallVectorImpl<int64_t> &out, const std::string &what);
   bool ints(std::string_view pool, uint64_t first, uint64_t n,
             std::vector<int64_t> &out, const std::string &what);
   bool box(std::string_view pool, uint64_t first, uint64_t rank, Box &out,

@@ -95,6 +95,15 @@ private:
   //===--- Values --------------------------------------------------------===//
 
   bool type(std::string_view what, DType &dtype, std::vector<int64_t> &shape,
+            size_t *site) {
+    llvm::SmallVector<int64_t, 4> parsed;
+    if (!type(what, dtype, parsed, site))
+      return false;
+    shape.assign(parsed.begin(), parsed.end());
+    return true;
+  }
+  bool type(std::string_view what, DType &dtype,
+            llvm::SmallVectorImpl<int64_t> &shape,
             size_t *site = nullptr);
   bool box(std::string_view what, Box &value, size_t *site = nullptr);
   bool step(std::string_view text, size_t at, plan::TransformStep &value);
@@ -135,7 +144,7 @@ private:
 };
 
 bool LineParser::type(std::string_view what, DType &dtype,
-                      std::vector<int64_t> &shape, size_t *site) {
+                      llvm::SmallVectorImpl<int64_t> &shape, size_t *site) {
   scan_.skipSpace();
   size_t start = scan_.position();
   if (site)

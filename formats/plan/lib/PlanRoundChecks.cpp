@@ -206,7 +206,7 @@ void PlanChecker::checkRead(uint32_t r, uint32_t k, uint32_t i,
               " is declared " + typeText(decl))
         .hint("a read does not convert; declare the buffer as the stored "
               "dtype and cast with a copy");
-  else if (decl.shape != in.region.shape())
+  else if (!in.region.hasShape(decl.shape))
     error(at(r, k, i, Field::ResultType),
           "buffer %" + std::to_string(in.buffer) + " is declared " +
               typeText(decl) + ", but region " + in.region.toString() +
@@ -231,7 +231,7 @@ void PlanChecker::checkWrite(uint32_t r, uint32_t k, uint32_t i,
               " (key " + quote(t->key) + ") is " +
               std::string(dtypeName(t->dtype)))
         .hint("a write does not convert; cast with a copy before it");
-  else if (decl.shape != in.region.shape())
+  else if (!in.region.hasShape(decl.shape))
     error(at(r, k, i, Field::Operand),
           "buffer %" + std::to_string(in.buffer) + " is " + typeText(decl) +
               ", but region " + in.region.toString() + " has shape " +
@@ -246,7 +246,8 @@ void PlanChecker::checkCopy(uint32_t r, uint32_t k, uint32_t i,
   if (!usable(r, k, i, in.input, at(r, k, i, Field::Operand)))
     return;
   DType dtype = round.buffers[in.input].dtype;
-  std::vector<int64_t> shape = round.buffers[in.input].shape;
+  std::vector<int64_t> shape(round.buffers[in.input].shape.begin(),
+                             round.buffers[in.input].shape.end());
   for (uint32_t j = 0; j < in.transform.size(); ++j) {
     std::string why;
     if (!applyStep(in.transform[j], dtype, shape, why)) {
@@ -260,7 +261,8 @@ void PlanChecker::checkCopy(uint32_t r, uint32_t k, uint32_t i,
   if (in.buffer >= round.buffers.size() || !declOk_[in.buffer])
     return;
   const plan::BufferDecl &decl = round.buffers[in.buffer];
-  if (decl.dtype != dtype || decl.shape != shape)
+  if (decl.dtype != dtype ||
+      llvm::ArrayRef<int64_t>(decl.shape) != llvm::ArrayRef<int64_t>(shape))
     error(at(r, k, i, Field::ResultType),
           "copy gives " + typeText(dtype, shape) + ", but buffer %" +
               std::to_string(in.buffer) + " is declared " + typeText(decl))

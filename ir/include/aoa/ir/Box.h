@@ -92,6 +92,8 @@ public:
   std::vector<int64_t> offsets() const;
   /// The extent of every dimension (the shard's local_shape).
   std::vector<int64_t> shape() const;
+  /// True when shape() equals `extents` (without building it).
+  bool hasShape(llvm::ArrayRef<int64_t> extents) const;
 
   /// True when every element of `other` lies in this box; an empty `other` is
   /// contained in any box of its rank. False when the ranks differ.

@@ -120,7 +120,8 @@ Permutation composedPermutation(const std::vector<TransformStep> &steps,
 /// A round-local dense buffer: `shape` elements of `dtype`.
 struct BufferDecl {
   DType dtype = DType::F32;
-  std::vector<int64_t> shape;
+  /// Inline up to 4 axes: a plan declares millions of buffers.
+  llvm::SmallVector<int64_t, 4> shape;
   int64_t bytes() const;
 };
 

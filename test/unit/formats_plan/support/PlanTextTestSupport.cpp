@@ -97,7 +97,10 @@ plan::TransformStep reshape(bool flatten, std::vector<int64_t> canonical) {
 }
 
 plan::BufferDecl decl(DType dtype, std::vector<int64_t> shape) {
-  return plan::BufferDecl{dtype, std::move(shape)};
+  plan::BufferDecl d;
+  d.dtype = dtype;
+  d.shape.assign(shape.begin(), shape.end());
+  return d;
 }
 
 /// Two ranks: a weight transposed and cast across ranks, a flattened

@@ -130,7 +130,7 @@ void Executor::declareRound(RoundState &round) {
     for (const plan::BufferDecl &d : planRound.buffers) {
       Buffer b;
       b.dtype = d.dtype;
-      b.shape = d.shape;
+      b.shape.assign(d.shape.begin(), d.shape.end());
       round.buffers[rank].push_back(b);
     }
     int phase = 0;

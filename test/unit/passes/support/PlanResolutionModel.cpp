@@ -29,7 +29,7 @@ namespace aoa::plan_resolution_test {
 // Independent geometry helpers (no library code)
 //===----------------------------------------------------------------------===//
 
-int64_t volumeOf(const std::vector<int64_t> &shape) {
+int64_t volumeOf(llvm::ArrayRef<int64_t> shape) {
   int64_t v = 1;
   for (int64_t e : shape)
     v *= e;

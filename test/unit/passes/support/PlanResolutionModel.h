@@ -34,7 +34,7 @@ using aoa::test::forEachPoint;
 using aoa::test::Point;
 
 /// Independent geometry helpers (no library code).
-int64_t volumeOf(const std::vector<int64_t> &shape);
+int64_t volumeOf(llvm::ArrayRef<int64_t> shape);
 /// Row-major index of global point `p` inside `box` (-1 when outside).
 int64_t indexIn(const Box &box, const Point &p);
 /// Global point at row-major index `index` of `box`.
