@@ -103,9 +103,62 @@ ShardId ShardSourceResolver::chooseReplica(llvm::ArrayRef<ShardId> replicas,
   return best;
 }
 
+ShardId ShardSourceResolver::chooseManyReplicas(const ReplicaSegment &segment,
+                                                uint32_t destinationRank) {
+  const ShardMetadata &source = *state_.source.metadata();
+  llvm::ArrayRef<ShardId> replicas = segment.replicas;
+  auto loadOf = [&](uint32_t position) {
+    ShardRef shard = source.shard(replicas[position]);
+    return ReplicaLoad{readBytes_[shard.rank()], fileReadBytes_[shard.fileId()],
+                       position};
+  };
+  auto [it, created] = replicaIndex_.try_emplace(&segment);
+  ReplicaIndex &index = it->second;
+  if (created) {
+    for (uint32_t p = 0; p < replicas.size(); ++p) {
+      index.byRank.push_back({source.shard(replicas[p]).rank(), p});
+      index.heap.push_back(loadOf(p));
+    }
+    std::sort(index.byRank.begin(), index.byRank.end());
+    std::make_heap(
+        index.heap.begin(), index.heap.end(),
+        [](const ReplicaLoad &a, const ReplicaLoad &b) { return b < a; });
+  }
+  // A replica on the destination's rank wins over any other: the least
+  // loaded of those (their rank's bytes are the same, so by file, then
+  // position).
+  auto local = std::equal_range(
+      index.byRank.begin(), index.byRank.end(),
+      std::make_pair(destinationRank, uint32_t(0)),
+      [](const auto &a, const auto &b) { return a.first < b.first; });
+  if (local.first != local.second) {
+    std::optional<ReplicaLoad> best;
+    for (auto at = local.first; at != local.second; ++at)
+      if (ReplicaLoad load = loadOf(at->second); !best || load < *best)
+        best = load;
+    return replicas[best->position];
+  }
+  auto greater = [](const ReplicaLoad &a, const ReplicaLoad &b) {
+    return b < a;
+  };
+  for (;;) {
+    ReplicaLoad current = loadOf(index.heap.front().position);
+    if (!(index.heap.front() < current))
+      return replicas[current.position];
+    // Its load grew since it was pushed: put it back with the current one.
+    std::pop_heap(index.heap.begin(), index.heap.end(), greater);
+    index.heap.back() = current;
+    std::push_heap(index.heap.begin(), index.heap.end(), greater);
+  }
+}
+
 ShardId ShardSourceResolver::chooseReplica(const ReplicaSegment &segment,
                                            uint32_t destinationRank) {
-  ShardId best = chooseReplica(segment.replicas, destinationRank);
+  // A scan is faster for the few replicas most segments have.
+  constexpr size_t kScannedReplicas = 16;
+  ShardId best = segment.replicas.size() <= kScannedReplicas
+                     ? chooseReplica(segment.replicas, destinationRank)
+                     : chooseManyReplicas(segment, destinationRank);
   if (!segment.rankHoldsTwo)
     return best;
   uint32_t rank = state_.source.metadata()->shard(best).rank();

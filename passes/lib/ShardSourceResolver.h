@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -100,6 +101,11 @@ private:
   /// source element from two copies.
   ShardId chooseReplica(const ReplicaSegment &segment,
                         uint32_t destinationRank);
+  /// chooseReplica(replicas) for a segment of many replicas (data
+  /// parallelism gives a segment a replica per data-parallel group), in
+  /// O(log replicas) per choice instead of a scan; the same answer.
+  ShardId chooseManyReplicas(const ReplicaSegment &segment,
+                             uint32_t destinationRank);
   /// Binds the part of `wanted` in `group`: a replica for every box of
   /// every segment (bytes counted as it is chosen, so boxes spread over
   /// replicas), and the boxes read from one replica one after the other
@@ -142,6 +148,23 @@ private:
     uint32_t id;
   };
   std::vector<CachedTransform> transformCache_;
+  /// Per segment of many replicas (chooseManyReplicas): its replicas by
+  /// rank, and a min-heap of their loads. Loads only grow, so an entry's
+  /// load is a lower bound of its replica's; the top is the least loaded
+  /// once its load is current.
+  struct ReplicaLoad {
+    int64_t rankBytes, fileBytes;
+    uint32_t position; ///< in segment.replicas: ties go to the first
+    friend bool operator<(const ReplicaLoad &a, const ReplicaLoad &b) {
+      return std::tie(a.rankBytes, a.fileBytes, a.position) <
+             std::tie(b.rankBytes, b.fileBytes, b.position);
+    }
+  };
+  struct ReplicaIndex {
+    std::vector<std::pair<uint32_t, uint32_t>> byRank; ///< (rank, position)
+    std::vector<ReplicaLoad> heap; ///< std::push_heap order, least on top
+  };
+  std::unordered_map<const ReplicaSegment *, ReplicaIndex> replicaIndex_;
 };
 
 } // namespace aoa
