@@ -63,6 +63,7 @@ void ShardSourceResolver::run() {
   state_.plan.sourceTensors.reserve(source.shardCount());
   state_.transfers.reserve(2 * destination.shardCount());
   readBytes_.clear();
+  sourceTensorIds_.assign(source.shardCount(), kNoTensor);
   fileReadBytes_.assign(source.files().size(), 0);
 
   for (TensorId id : destination.tensorIdsByKey()) {
@@ -131,9 +132,9 @@ std::vector<FlatPiece> ShardSourceResolver::storedPieces(ShardRef shard) {
 }
 
 uint32_t ShardSourceResolver::planSourceTensor(ShardId id) {
-  auto [it, inserted] = sourceTensorIds_.emplace(
-      id, static_cast<uint32_t>(state_.plan.sourceTensors.size()));
-  if (inserted) {
+  uint32_t &tensor = sourceTensorIds_[id];
+  if (tensor == kNoTensor) {
+    tensor = static_cast<uint32_t>(state_.plan.sourceTensors.size());
     const ShardMetadata &source = *state_.source.metadata();
     ShardRef shard = source.shard(id);
     uint32_t file = fileId(state_.plan.sourceFiles, sourceFileIds_,
@@ -141,7 +142,7 @@ uint32_t ShardSourceResolver::planSourceTensor(ShardId id) {
     state_.plan.sourceTensors.push_back(
         storedTensor(source.tensor(shard.tensorId()), shard, file));
   }
-  return it->second;
+  return tensor;
 }
 
 std::optional<uint32_t>

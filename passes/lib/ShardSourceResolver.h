@@ -132,7 +132,10 @@ private:
   /// (segment, rank) -> the replica that rank reads it from, for segments
   /// with two replicas on one rank.
   std::map<std::pair<const ReplicaSegment *, uint32_t>, ShardId> chosenOnRank_;
-  std::unordered_map<ShardId, uint32_t> sourceTensorIds_;
+  /// By source shard: its plan source tensor, or kNoTensor (a table, not
+  /// a map: most shards of a conversion are read).
+  static constexpr uint32_t kNoTensor = UINT32_MAX;
+  std::vector<uint32_t> sourceTensorIds_;
   /// Keyed by the metadata's interned file names.
   std::unordered_map<std::string_view, uint32_t> sourceFileIds_,
       destinationFileIds_;
