@@ -121,7 +121,7 @@ void PlanChecker::checkTensors(bool destination) {
 /// The key's shape, the box and the flat range of a stored tensor.
 bool PlanChecker::checkGeometry(Kind kind, uint32_t i,
                                 const plan::StoredTensor &t) {
-  const std::vector<int64_t> &shape = t.globalShape;
+  llvm::ArrayRef<int64_t> shape = t.globalShape;
   std::optional<int64_t> count = elementCount(shape);
   int64_t bytes = 0;
   if (std::any_of(shape.begin(), shape.end(),

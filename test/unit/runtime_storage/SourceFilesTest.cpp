@@ -44,7 +44,9 @@ protected:
     for (size_t i = 0; i < values.size(); ++i)
       values[i] = float(i);
     auto writer = runtime::SafetensorsWriter::create(
-        path(), {runtime::TensorDeclaration{"w", DType::F32, w.globalShape}});
+        path(), {runtime::TensorDeclaration{
+                    "w", DType::F32,
+                    {w.globalShape.begin(), w.globalShape.end()}}});
     ASSERT_TRUE(writer) << writer.error().toString();
     ASSERT_TRUE(writer->writeTensor("w", values.data(),
                                     values.size() * sizeof(float)));

@@ -72,7 +72,8 @@ struct StoredTensor {
   std::string name;   ///< its name inside the file
   std::string key;    ///< the checkpoint key it is a shard of
   DType dtype = DType::F32;
-  std::vector<int64_t> globalShape; ///< of the key
+  llvm::SmallVector<int64_t, 4> globalShape; ///< of the key (inline: a plan
+                                             ///< stores a million tensors)
   Box box;                          ///< the region of the key it holds
   /// Stored 1-D: elements [begin, end) of the row-major flattening of `box`.
   std::optional<FlatElementRange> flat;

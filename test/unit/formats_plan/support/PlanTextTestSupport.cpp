@@ -31,7 +31,7 @@ plan::StoredTensor tensor(uint32_t file, std::string name, DType dtype,
   t.key = name;
   t.name = std::move(name);
   t.dtype = dtype;
-  t.globalShape = std::move(shape);
+  t.globalShape.assign(shape.begin(), shape.end());
   t.box = std::move(held);
   t.flat = flat;
   return t;

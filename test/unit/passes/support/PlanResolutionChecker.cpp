@@ -40,7 +40,7 @@ void Executor::matchTensors() {
       }
       const KeySpec &k = *it->second.first;
       const ShardSpec &s = *it->second.second;
-      if (t.key != k.key || t.dtype != k.dtype || t.globalShape != k.shape ||
+      if (t.key != k.key || t.dtype != k.dtype || llvm::ArrayRef<int64_t>(t.globalShape) != llvm::ArrayRef<int64_t>(k.shape) ||
           t.box != s.box || t.flat != s.flat)
         fail(where + " (" + t.name +
              "): key, dtype, shape, box or flat "
