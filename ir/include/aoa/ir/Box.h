@@ -119,7 +119,9 @@ public:
   friend bool operator!=(const Box &a, const Box &b) { return !(a == b); }
 
 private:
-  llvm::SmallVector<Interval, 4> dims_;
+  /// Inline up to rank 3 (a plan and its transfers hold millions of boxes;
+  /// most tensors have at most 3 axes), on the heap beyond.
+  llvm::SmallVector<Interval, 3> dims_;
 };
 
 /// The common part of two boxes, or nullopt when it is empty in some
