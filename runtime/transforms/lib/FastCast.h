@@ -82,7 +82,7 @@ inline int32_t subnormalByAddition(int32_t magnitude, float magic) {
   return bitsOf(floatOf(normalInput) + magic) - bitsOf(magic);
 }
 
-/// halfToFloat.
+/// The bits of aoa::runtime::halfToFloat.
 inline float halfToFloat(uint16_t half) {
   int32_t sign = int32_t(half & 0x8000) << 16;
   int32_t magnitude = half & 0x7FFF;
@@ -95,7 +95,7 @@ inline float halfToFloat(uint16_t half) {
   return floatOf(sign | bits);
 }
 
-/// floatToHalf.
+/// The bits of aoa::runtime::floatToHalf.
 inline uint16_t floatToHalf(float value) {
   int32_t bits = bitsOf(value);
   int32_t sign = (bits >> 16) & 0x8000;
@@ -111,12 +111,12 @@ inline uint16_t floatToHalf(float value) {
   return static_cast<uint16_t>(sign | result);
 }
 
-/// bfloat16ToFloat.
+/// The bits of aoa::runtime::bfloat16ToFloat.
 inline float bfloat16ToFloat(uint16_t value) {
   return floatOf(int32_t(uint32_t(value) << 16));
 }
 
-/// floatToBFloat16.
+/// The bits of aoa::runtime::floatToBFloat16.
 inline uint16_t floatToBFloat16(float value) {
   uint32_t bits = uint32_t(bitsOf(value));
   int32_t rounded = int32_t((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
@@ -125,7 +125,7 @@ inline uint16_t floatToBFloat16(float value) {
       select(int32_t(bits & 0x7FFFFFFFu) > 0x7F800000, nan, rounded));
 }
 
-/// floatToFloat8E4M3.
+/// The bits of aoa::runtime::floatToFloat8E4M3.
 inline uint8_t floatToFloat8E4M3(float value) {
   int32_t bits = bitsOf(value);
   int32_t sign = (bits >> 24) & 0x80;
@@ -139,7 +139,7 @@ inline uint8_t floatToFloat8E4M3(float value) {
   return static_cast<uint8_t>(sign | result);
 }
 
-/// floatToFloat8E5M2.
+/// The bits of aoa::runtime::floatToFloat8E5M2.
 inline uint8_t floatToFloat8E5M2(float value) {
   int32_t bits = bitsOf(value);
   int32_t sign = (bits >> 24) & 0x80;
@@ -154,7 +154,7 @@ inline uint8_t floatToFloat8E5M2(float value) {
   return static_cast<uint8_t>(sign | result);
 }
 
-/// floatToFloat8E8M0.
+/// The bits of aoa::runtime::floatToFloat8E8M0.
 inline uint8_t floatToFloat8E8M0(float value) {
   int32_t bits = bitsOf(value);
   int32_t exponent = (bits >> 23) & 0xFF;
@@ -253,8 +253,9 @@ void widenToFloat(const std::byte *src, std::byte *dst, size_t count) {
 }
 
 #if defined(__SSE2__)
-/// SSE2 versions of floatToHalf, floatToFloat8E4M3 and floatToFloat8E5M2 on
-/// four floats' bits, giving the results in 32-bit lanes: the same
+/// SSE2 versions of floatToBFloat16, floatToHalf (without the sign, which
+/// the caller adds after packing), floatToFloat8E4M3 and floatToFloat8E5M2
+/// on four floats' bits, giving the results in 32-bit lanes: the same
 /// operations as the scalar ones above. The vectorizer narrows to 16 bits
 /// early and spends twice the instructions on shuffles.
 namespace sse2 {
@@ -437,9 +438,10 @@ void lookUpRun(const std::byte *src, std::byte *dst, size_t count) {
     store<Dst>(dst + i * sizeof(Dst), table[load<uint8_t>(src + i)]);
 }
 
-/// Asks for the source lines of the next blocks ahead of their use: on the
-/// machines measured (VMs) the hardware prefetcher alone left these loops
-/// at half a memcpy's bandwidth.
+/// Asks for the source lines of the next blocks ahead of their use, 4 KiB
+/// ahead of the block being cast: on the machine measured (a VM) the
+/// hardware prefetcher alone left these loops at half a memcpy's bandwidth.
+constexpr size_t kPrefetchDistance = 4096;
 inline void prefetchSource(const std::byte *at, size_t bytes) {
 #if defined(__GNUC__)
   for (size_t offset = 0; offset < bytes; offset += 64)
@@ -487,11 +489,12 @@ void castBlock(const std::byte *from, std::byte *to, size_t length,
 
 /// Casts `count` elements from `From` at `src` to `To` at `dst`
 /// (hasFastCast(From, To)) in blocks of kBlock elements, prefetching the
-/// source two blocks ahead: an 8-bit source by table, float32 (or float64)
-/// on either side directly, any other pair widened into a stack buffer and
-/// narrowed from there. A large destination is written through a second
-/// buffer with streaming stores (kStreamingBytes). A block is read whole
-/// before it is written, so a cast between equal sizes may work in place.
+/// source kPrefetchDistance ahead: an 8-bit source by table, float32 (or
+/// float64) on either side directly, any other pair widened into a stack
+/// buffer and narrowed from there. A large destination is written through a
+/// second buffer with streaming stores (kStreamingBytes). A block is read
+/// whole before it is written, so a cast between equal sizes may work in
+/// place.
 template <DType From, DType To>
 void castRun(const std::byte *src, std::byte *dst, size_t count) {
   static_assert(hasFastCast(From, To), "no vector path for this cast");
@@ -516,8 +519,8 @@ void castRun(const std::byte *src, std::byte *dst, size_t count) {
     size_t length = std::min(kBlock, count - start);
     const std::byte *from = src + start * sizeof(Src);
     std::byte *to = dst + start * sizeof(Dst);
-    if (count - start > 3 * kBlock)
-      prefetchSource(from + 2 * kBlockBytes, kBlockBytes);
+    if ((count - start) * sizeof(Src) > kPrefetchDistance + kBlockBytes)
+      prefetchSource(from + kPrefetchDistance, kBlockBytes);
     if (streaming) {
       castBlock<From, To>(from, output, length, buffer);
       streamOut(output, to, length * sizeof(Dst));
