@@ -5,9 +5,10 @@
 // item 2; results and the ratios in bench/RESULTS.md, made by
 // bench/kernels_bench.sh):
 //  - casts (castElements) of 4096 x 11008 elements between the float
-//    dtypes a conversion meets (float32, bfloat16, float16, FP8);
-//  - 2-D transposes (copyRegion through [1, 0]) of a bfloat16 [4096, 11008]
-//    tensor, alone and fused with a cast to float32;
+//    dtypes a conversion meets (float32, bfloat16, float16, FP8), both ways;
+//  - 2-D transposes (copyRegion through [1, 0]) of a [4096, 11008] bfloat16
+//    or float32 tensor, alone and fused with a cast (to float32, bfloat16,
+//    float8_e4m3fn);
 //  - a same-dtype region copy of half the columns (a tensor-parallel split).
 // Bytes per second count the source's bytes, as for the memcpy.
 //
@@ -38,8 +39,15 @@ constexpr size_t kElements = size_t(kRows) * size_t(kCols);
 std::vector<unsigned char> randomTensor(DType dtype) {
   std::vector<unsigned char> bytes(kElements * dtypeSize(dtype));
   std::mt19937_64 rng(1);
-  for (size_t i = 0; i < bytes.size(); ++i)
-    bytes[i] = static_cast<unsigned char>(rng() % 0x7b);
+  uint64_t word = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    // Eight bytes from each draw: the setup, repeated for every
+    // repetition, then takes a fraction of the kernels' time.
+    if (i % 8 == 0)
+      word = rng();
+    bytes[i] = static_cast<unsigned char>(((word >> (8 * (i % 8))) & 0xFF) %
+                                          0x7b);
+  }
   return bytes;
 }
 
@@ -108,15 +116,42 @@ BENCHMARK_CAPTURE(cast, float16_to_float32, DType::F16, DType::F32)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(cast, bfloat16_to_float16, DType::BF16, DType::F16)
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float16_to_bfloat16, DType::F16, DType::BF16)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float32_to_float8_e4m3fn, DType::F32, DType::F8E4M3)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float8_e4m3fn_to_float32, DType::F8E4M3, DType::F32)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float32_to_float8_e5m2, DType::F32, DType::F8E5M2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float8_e5m2_to_float32, DType::F8E5M2, DType::F32)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(cast, bfloat16_to_float8_e4m3fn, DType::BF16, DType::F8E4M3)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(cast, float8_e4m3fn_to_bfloat16, DType::F8E4M3, DType::BF16)
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, bfloat16_to_float8_e5m2, DType::BF16, DType::F8E5M2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float8_e5m2_to_bfloat16, DType::F8E5M2, DType::BF16)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float16_to_float8_e4m3fn, DType::F16, DType::F8E4M3)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float8_e4m3fn_to_float16, DType::F8E4M3, DType::F16)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(regionCopy, transpose_bfloat16, DType::BF16, DType::BF16,
+                  wholeTensor(), Permutation::reversed(2))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(regionCopy, transpose_float32, DType::F32, DType::F32,
                   wholeTensor(), Permutation::reversed(2))
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(regionCopy, transpose_bfloat16_to_float32, DType::BF16,
                   DType::F32, wholeTensor(), Permutation::reversed(2))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(regionCopy, transpose_float32_to_bfloat16, DType::F32,
+                  DType::BF16, wholeTensor(), Permutation::reversed(2))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(regionCopy, transpose_bfloat16_to_float8_e4m3fn, DType::BF16,
+                  DType::F8E4M3, wholeTensor(), Permutation::reversed(2))
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(regionCopy, half_columns_bfloat16, DType::BF16, DType::BF16,
                   Box({0, 0}, {kRows, kCols / 2}), Permutation::identity(2))
