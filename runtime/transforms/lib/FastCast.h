@@ -471,6 +471,152 @@ inline void streamOut(const std::byte *from, std::byte *to, size_t bytes) {
   std::memcpy(to + done, from + done, bytes - done);
 }
 
+#if defined(__SSE2__)
+namespace sse2 {
+/// Whether narrowSixteenBit converts `From` to `To` in 16-bit lanes.
+constexpr bool hasSixteenBitLanes(DType from, DType to) {
+  return (from == DType::BF16 &&
+          (to == DType::F16 || to == DType::F8E4M3 || to == DType::F8E5M2)) ||
+         (from == DType::F16 &&
+          (to == DType::BF16 || to == DType::F8E4M3 || to == DType::F8E5M2));
+}
+
+/// Converts bfloat16 to float16, e4m3fn or e5m2, or float16 to bfloat16,
+/// e4m3fn or e5m2, eight elements at a time in 16-bit lanes without going
+/// through float32. Both 16-bit formats are a float32's top bits (float16
+/// after rebiasing), so the float32 code's rounding, whose low bits are
+/// then zero, reduces to 16-bit arithmetic: for normal results, overflow,
+/// NaN, and values that round to zero. A vector with a lane whose result
+/// needs the subnormal rounding (rare in weights) goes through float32.
+/// Returns how many elements were done (count - count % 8).
+template <DType From, DType To>
+size_t narrowSixteenBit(const std::byte *src, std::byte *dst, size_t count) {
+  static_assert(hasSixteenBitLanes(From, To), "no 16-bit lane conversion");
+  auto splat16 = [](int value) { return _mm_set1_epi16(int16_t(value)); };
+  // The magnitudes, exclusive, between which the float32 path is taken:
+  // above the largest that rounds to zero, below the smallest normal
+  // result (as source bit patterns).
+  constexpr bool fromBF16 = From == DType::BF16;
+  constexpr int16_t largestZero = fromBF16 ? (To == DType::F16      ? 0x3300
+                                              : To == DType::F8E4M3 ? 0x3A80
+                                                                    : 0x3700)
+                                           : (To == DType::F8E4M3 ? 0x1400 : 0);
+  constexpr int16_t smallestNormal =
+      fromBF16 ? (To == DType::F8E4M3 ? 0x3C80 : 0x3880)
+               : (To == DType::BF16     ? 0x0400
+                  : To == DType::F8E4M3 ? 0x2400
+                                        : 0);
+  // Rounds away the low `Shift` bits of `rebiased` to nearest even.
+  auto roundedShift = [&](__m128i rebiased, auto shiftTag) {
+    constexpr int shift = decltype(shiftTag)::value;
+    __m128i lsb = _mm_and_si128(_mm_srli_epi16(rebiased, shift), splat16(1));
+    return _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(rebiased, lsb),
+                                        splat16((1 << (shift - 1)) - 1)),
+                          shift);
+  };
+  size_t whole = count - count % 8;
+  __m128i zero = _mm_setzero_si128();
+  for (size_t i = 0; i < whole; i += 8) {
+    __m128i value = loadLanes(src + 2 * i);
+    __m128i magnitude = _mm_and_si128(value, splat16(0x7FFF));
+    __m128i sign = _mm_andnot_si128(magnitude, value);
+    __m128i result;
+    bool subnormal = false;
+    if constexpr (smallestNormal > 0) {
+      __m128i inRange =
+          _mm_and_si128(_mm_cmpgt_epi16(magnitude, splat16(largestZero)),
+                        _mm_cmplt_epi16(magnitude, splat16(smallestNormal)));
+      subnormal = _mm_movemask_epi8(inRange) != 0;
+    }
+    if (subnormal) {
+      // Through float32 (narrowLanes), for the whole vector.
+      __m128i low, high;
+      if constexpr (fromBF16) {
+        low = _mm_unpacklo_epi16(zero, value);
+        high = _mm_unpackhi_epi16(zero, value);
+      } else {
+        low = halfLanesToFloat(_mm_unpacklo_epi16(value, zero));
+        high = halfLanesToFloat(_mm_unpackhi_epi16(value, zero));
+      }
+      low = narrowLanes<To>(low);
+      high = narrowLanes<To>(high);
+      if constexpr (To == DType::BF16) {
+        // Sign-extended so that the saturating pack keeps the sign bit.
+        low = _mm_srai_epi32(_mm_slli_epi32(low, 16), 16);
+        high = _mm_srai_epi32(_mm_slli_epi32(high, 16), 16);
+      }
+      result = _mm_packs_epi32(low, high);
+      if constexpr (To == DType::F16)
+        result = _mm_or_si128(result, sign); // narrowLanes leaves it out
+    } else {
+      __m128i isNaN =
+          _mm_cmpgt_epi16(magnitude, splat16(fromBF16 ? 0x7F80 : 0x7C00));
+      if constexpr (fromBF16 && To == DType::F16) {
+        // Exact: 7 mantissa bits into 10; overflow (Inf too) from 65536.
+        __m128i normal = _mm_slli_epi16(
+            _mm_sub_epi16(magnitude, splat16((127 - 15) << 7)), 3);
+        __m128i nan = _mm_or_si128(
+            splat16(0x7E00),
+            _mm_slli_epi16(_mm_and_si128(magnitude, splat16(0x7F)), 3));
+        result = select(_mm_cmpgt_epi16(magnitude, splat16(0x4780 - 1)),
+                        splat16(0x7C00), normal);
+        result = select(isNaN, nan, result);
+      } else if constexpr (To == DType::BF16) {
+        // float16 -> bfloat16: 10 mantissa bits rounded to 7, rebiased;
+        // Inf stays Inf, a NaN keeps its top payload bits, made quiet.
+        __m128i normal = _mm_add_epi16(
+            roundedShift(magnitude, std::integral_constant<int, 3>()),
+            splat16((127 - 15) << 7));
+        __m128i nan = _mm_or_si128(
+            splat16(0x7FC0),
+            _mm_and_si128(_mm_srli_epi16(magnitude, 3), splat16(0x7F)));
+        result = select(_mm_cmpeq_epi16(magnitude, splat16(0x7C00)),
+                        splat16(0x7F80), normal);
+        result = select(isNaN, nan, result);
+      } else if constexpr (To == DType::F8E4M3) {
+        // NaN from 480 up (Inf and NaN too); the rounding itself gives
+        // 0x7F (NaN) past 464.
+        constexpr int shift = fromBF16 ? 4 : 7;
+        __m128i normal = roundedShift(
+            _mm_sub_epi16(magnitude,
+                          splat16(fromBF16 ? (127 - 7) << 7 : 8 << 10)),
+            std::integral_constant<int, shift>());
+        result =
+            select(_mm_cmpgt_epi16(magnitude,
+                                   splat16(fromBF16 ? 0x43F0 - 1 : 0x5F80 - 1)),
+                   splat16(0x7F), normal);
+      } else {
+        // e5m2: overflow (Inf too) gives Inf, NaN gives 0x7F. From
+        // float16 (the same exponent) the rounding holds for subnormals
+        // too.
+        constexpr int shift = fromBF16 ? 5 : 8;
+        __m128i rebiased =
+            fromBF16 ? _mm_sub_epi16(magnitude, splat16((127 - 15) << 7))
+                     : magnitude;
+        __m128i normal =
+            roundedShift(rebiased, std::integral_constant<int, shift>());
+        result =
+            select(isNaN, splat16(0x7F), _mm_min_epi16(normal, splat16(0x7C)));
+      }
+      if constexpr (largestZero > 0 || To == DType::BF16)
+        result = _mm_andnot_si128(
+            _mm_cmplt_epi16(magnitude, splat16(largestZero + 1)), result);
+      if constexpr (sizeof(typename ElementStorage<To>::type) == 2)
+        result = _mm_or_si128(result, sign);
+      else
+        result = _mm_or_si128(result, _mm_srli_epi16(sign, 8));
+    }
+    if constexpr (sizeof(typename ElementStorage<To>::type) == 2)
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 2 * i), result);
+    else
+      _mm_storel_epi64(reinterpret_cast<__m128i *>(dst + i),
+                       _mm_packus_epi16(result, result));
+  }
+  return whole;
+}
+} // namespace sse2
+#endif
+
 /// Casts `length` (at most kBlock) elements; `buffer` holds kBlock floats.
 template <DType From, DType To>
 void castBlock(const std::byte *from, std::byte *to, size_t length,
@@ -482,8 +628,15 @@ void castBlock(const std::byte *from, std::byte *to, size_t length,
   } else if constexpr (To == DType::F32) {
     widenToFloat<From>(from, to, length);
   } else {
-    widenToFloat<From>(from, buffer, length);
-    narrowFromFloat<To>(buffer, to, length);
+    size_t done = 0;
+#if defined(__SSE2__)
+    if constexpr (sse2::hasSixteenBitLanes(From, To))
+      done = sse2::narrowSixteenBit<From, To>(from, to, length);
+#endif
+    using Src = typename ElementStorage<From>::type;
+    using Dst = typename ElementStorage<To>::type;
+    widenToFloat<From>(from + done * sizeof(Src), buffer, length - done);
+    narrowFromFloat<To>(buffer, to + done * sizeof(Dst), length - done);
   }
 }
 

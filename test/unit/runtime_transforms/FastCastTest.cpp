@@ -144,6 +144,16 @@ TEST(FastCast, EveryFloat16AndBFloat16PatternMatchesTheReference) {
   expectAllTargetsMatch(DType::BF16, inputs);
 }
 
+TEST(FastCast, RandomSixteenBitMixesMatchTheReference) {
+  // Vectors whose lanes mix the ranges that bfloat16 -> float16 / FP8
+  // narrow in 16-bit lanes with those that go through float32, which
+  // consecutive patterns rarely do.
+  std::vector<uint32_t> random = randomFloatBits(500000, 5);
+  std::vector<unsigned char> inputs = bytesOf(random);
+  expectAllTargetsMatch(DType::BF16, [&](DType) { return inputs; });
+  expectAllTargetsMatch(DType::F16, [&](DType) { return inputs; });
+}
+
 TEST(FastCast, EveryFloat8PatternMatchesTheReference) {
   auto inputs = [](DType) { return everyPattern(1); };
   expectAllTargetsMatch(DType::F8E4M3, inputs);
