@@ -5,9 +5,11 @@
 // item 2; results and the ratios in bench/RESULTS.md, made by
 // bench/kernels_bench.sh):
 //  - casts (castElements) of 4096 x 11008 elements between the float
-//    dtypes a conversion meets (float32, bfloat16, float16, FP8);
-//  - 2-D transposes (copyRegion through [1, 0]) of a bfloat16 [4096, 11008]
-//    tensor, alone and fused with a cast to float32;
+//    dtypes a conversion meets (float32, bfloat16, float16, FP8), both ways,
+//    of random bit patterns and (castWeights) of weights-like values;
+//  - 2-D transposes (copyRegion through [1, 0]) of a [4096, 11008] bfloat16
+//    or float32 tensor, alone and fused with a cast (to float32, bfloat16,
+//    float8_e4m3fn);
 //  - a same-dtype region copy of half the columns (a tensor-parallel split).
 // Bytes per second count the source's bytes, as for the memcpy.
 //
@@ -38,8 +40,15 @@ constexpr size_t kElements = size_t(kRows) * size_t(kCols);
 std::vector<unsigned char> randomTensor(DType dtype) {
   std::vector<unsigned char> bytes(kElements * dtypeSize(dtype));
   std::mt19937_64 rng(1);
-  for (size_t i = 0; i < bytes.size(); ++i)
-    bytes[i] = static_cast<unsigned char>(rng() % 0x7b);
+  uint64_t word = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    // Eight bytes from each draw: the setup, repeated for every
+    // repetition, then takes a fraction of the kernels' time.
+    if (i % 8 == 0)
+      word = rng();
+    bytes[i] =
+        static_cast<unsigned char>(((word >> (8 * (i % 8))) & 0xFF) % 0x7b);
+  }
   return bytes;
 }
 
@@ -56,6 +65,37 @@ void memcpyOf(benchmark::State &state, DType dtype) {
 
 void cast(benchmark::State &state, DType from, DType to) {
   std::vector<unsigned char> src = randomTensor(from);
+  std::vector<unsigned char> dst(kElements * dtypeSize(to));
+  for (auto _ : state) {
+    Status status = castElements(from, src.data(), to, dst.data(), kElements);
+    if (!status.ok()) {
+      state.SkipWithError(status.error().message.c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(src.size()));
+}
+
+/// Weights-like values: normal with a standard deviation of 0.02 (as in
+/// LLM checkpoints), as `dtype`. Unlike randomTensor's bit patterns, spread
+/// evenly over the exponents, few of them are subnormal in a 16- or 8-bit
+/// format, which is what the 16-bit-lane conversions fall back on.
+std::vector<unsigned char> weightsTensor(DType dtype) {
+  std::vector<float> values(kElements);
+  std::mt19937_64 rng(2);
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  for (float &value : values)
+    value = normal(rng);
+  std::vector<unsigned char> bytes(kElements * dtypeSize(dtype));
+  if (!castElements(DType::F32, values.data(), dtype, bytes.data(), kElements))
+    bytes.clear();
+  return bytes;
+}
+
+void castWeights(benchmark::State &state, DType from, DType to) {
+  std::vector<unsigned char> src = weightsTensor(from);
   std::vector<unsigned char> dst(kElements * dtypeSize(to));
   for (auto _ : state) {
     Status status = castElements(from, src.data(), to, dst.data(), kElements);
@@ -97,7 +137,8 @@ Box wholeTensor() { return Box({0, 0}, {kRows, kCols}); }
 } // namespace
 
 BENCHMARK_CAPTURE(memcpyOf, float32, DType::F32)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(memcpyOf, bfloat16, DType::BF16)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(memcpyOf, bfloat16, DType::BF16)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(cast, float32_to_bfloat16, DType::F32, DType::BF16)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(cast, bfloat16_to_float32, DType::BF16, DType::F32)
@@ -108,15 +149,56 @@ BENCHMARK_CAPTURE(cast, float16_to_float32, DType::F16, DType::F32)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(cast, bfloat16_to_float16, DType::BF16, DType::F16)
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float16_to_bfloat16, DType::F16, DType::BF16)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float32_to_float8_e4m3fn, DType::F32, DType::F8E4M3)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float8_e4m3fn_to_float32, DType::F8E4M3, DType::F32)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float32_to_float8_e5m2, DType::F32, DType::F8E5M2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float8_e5m2_to_float32, DType::F8E5M2, DType::F32)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(cast, bfloat16_to_float8_e4m3fn, DType::BF16, DType::F8E4M3)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(cast, float8_e4m3fn_to_bfloat16, DType::F8E4M3, DType::BF16)
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, bfloat16_to_float8_e5m2, DType::BF16, DType::F8E5M2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float8_e5m2_to_bfloat16, DType::F8E5M2, DType::BF16)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float16_to_float8_e4m3fn, DType::F16, DType::F8E4M3)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(cast, float8_e4m3fn_to_float16, DType::F8E4M3, DType::F16)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castWeights, bfloat16_to_float16, DType::BF16, DType::F16)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castWeights, float16_to_bfloat16, DType::F16, DType::BF16)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castWeights, bfloat16_to_float8_e4m3fn, DType::BF16,
+                  DType::F8E4M3)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castWeights, float16_to_float8_e4m3fn, DType::F16,
+                  DType::F8E4M3)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castWeights, float32_to_float16, DType::F32, DType::F16)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castWeights, float16_to_float32, DType::F16, DType::F32)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(regionCopy, transpose_bfloat16, DType::BF16, DType::BF16,
+                  wholeTensor(), Permutation::reversed(2))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(regionCopy, transpose_float32, DType::F32, DType::F32,
                   wholeTensor(), Permutation::reversed(2))
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(regionCopy, transpose_bfloat16_to_float32, DType::BF16,
                   DType::F32, wholeTensor(), Permutation::reversed(2))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(regionCopy, transpose_float32_to_bfloat16, DType::F32,
+                  DType::BF16, wholeTensor(), Permutation::reversed(2))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(regionCopy, transpose_bfloat16_to_float8_e4m3fn, DType::BF16,
+                  DType::F8E4M3, wholeTensor(), Permutation::reversed(2))
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(regionCopy, half_columns_bfloat16, DType::BF16, DType::BF16,
                   Box({0, 0}, {kRows, kCols / 2}), Permutation::identity(2))

@@ -11,6 +11,7 @@
 #ifndef AOA_RUNTIME_TRANSFORMS_LIB_ELEMENTOPS_H
 #define AOA_RUNTIME_TRANSFORMS_LIB_ELEMENTOPS_H
 
+#include "FastCast.h"
 #include "aoa/ir/DType.h"
 #include "aoa/runtime/transforms/StridedCopyElement.h"
 
@@ -48,6 +49,8 @@ template <DType From, DType To> struct CastOp {
   using Element = CastElement<From, To>;
   using Src = typename Element::Src;
   using Dst = typename Element::Dst;
+  static constexpr DType kFrom = From;
+  static constexpr DType kTo = To;
   static constexpr bool isCopy = false;
   static constexpr bool kChecked = Element::kChecked;
 
@@ -73,6 +76,14 @@ inline typename Op::Dst applyAt(typename Op::Src value, int64_t offset,
   }
 }
 
+/// Whether an operation is a cast with a vector path (FastCast.h).
+template <typename Op> constexpr bool hasFastCastOp() {
+  if constexpr (Op::isCopy)
+    return false;
+  else
+    return fastcast::hasFastCast(Op::kFrom, Op::kTo);
+}
+
 /// Converts a contiguous run of `count` elements whose first lands at
 /// destination offset `offset` (see applyAt).
 template <typename Op>
@@ -82,6 +93,10 @@ inline void convertRun(const std::byte *src, std::byte *dst, size_t count,
   using Dst = typename Op::Dst;
   if constexpr (Op::isCopy) {
     std::memcpy(dst, src, count * sizeof(Src));
+  } else if constexpr (hasFastCastOp<Op>()) {
+    (void)offset;
+    (void)firstFailure;
+    fastcast::castRun<Op::kFrom, Op::kTo>(src, dst, count);
   } else if constexpr (Op::kChecked) {
     uint64_t failure = kNoCastFailure;
     for (size_t i = 0; i < count; ++i)

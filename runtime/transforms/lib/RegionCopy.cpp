@@ -9,71 +9,22 @@
 
 #include "ElementOps.h"
 #include "RegionCopyGeometry.h"
+#include "TransposeTile.h"
 #include "aoa/runtime/transforms/Cast.h"
 
 #include <algorithm>
 #include <string>
 #include <type_traits>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 namespace aoa::runtime {
 
 namespace {
 
-/// Transpose tiles are kTile x kTile elements: at most 8 KiB of each side
-/// for 8-byte elements, so a tile's source lines stay in L1 while it is
-/// written row by row. The 2-byte copies moved in SSE2 blocks take 64 x 64
-/// tiles (8 KiB a side; measured 16% faster than 32 x 32 on a bfloat16
-/// [4096, 11008] transpose, bench/kernels_bench.sh).
+/// Transpose tiles moved element by element are kTile x kTile elements:
+/// at most 8 KiB of each side for 8-byte elements, so a tile's source lines
+/// stay in L1 while it is written row by row. Those moved in SSE2 blocks
+/// take larger tiles (TransposeTile.h).
 constexpr int64_t kTile = 32;
-constexpr int64_t kTile16 = 64;
-
-/// Transposes the tile [r0, r1) x [c0, c1) of 2-byte elements, element
-/// (r, c) read at src[r + c * srcStride] and written at
-/// dst[r * dstStride + c], in 8 x 8 blocks of SSE2 unpacks (a bfloat16
-/// transpose, the common one, is otherwise one scalar move per element).
-/// False, with nothing done, where SSE2 is not available or the tile is not
-/// made of whole blocks (the caller then copies it element by element).
-inline bool transposeTile16(const std::byte *src, int64_t srcStride,
-                            std::byte *dst, int64_t dstStride, int64_t r0,
-                            int64_t r1, int64_t c0, int64_t c1) {
-#if defined(__SSE2__)
-  if ((r1 - r0) % 8 != 0 || (c1 - c0) % 8 != 0)
-    return false;
-  for (int64_t rb = r0; rb < r1; rb += 8)
-    for (int64_t cb = c0; cb < c1; cb += 8) {
-      __m128i v[8];
-      for (int j = 0; j < 8; ++j)
-        v[j] = _mm_loadu_si128(reinterpret_cast<const __m128i *>(
-            src + 2 * (rb + (cb + j) * srcStride)));
-      __m128i a0 = _mm_unpacklo_epi16(v[0], v[1]), a1 = _mm_unpackhi_epi16(v[0], v[1]);
-      __m128i a2 = _mm_unpacklo_epi16(v[2], v[3]), a3 = _mm_unpackhi_epi16(v[2], v[3]);
-      __m128i a4 = _mm_unpacklo_epi16(v[4], v[5]), a5 = _mm_unpackhi_epi16(v[4], v[5]);
-      __m128i a6 = _mm_unpacklo_epi16(v[6], v[7]), a7 = _mm_unpackhi_epi16(v[6], v[7]);
-      __m128i b0 = _mm_unpacklo_epi32(a0, a2), b1 = _mm_unpackhi_epi32(a0, a2);
-      __m128i b2 = _mm_unpacklo_epi32(a1, a3), b3 = _mm_unpackhi_epi32(a1, a3);
-      __m128i b4 = _mm_unpacklo_epi32(a4, a6), b5 = _mm_unpackhi_epi32(a4, a6);
-      __m128i b6 = _mm_unpacklo_epi32(a5, a7), b7 = _mm_unpackhi_epi32(a5, a7);
-      // Row rb + i of the block, columns cb .. cb + 7.
-      __m128i w[8] = {_mm_unpacklo_epi64(b0, b4), _mm_unpackhi_epi64(b0, b4),
-                      _mm_unpacklo_epi64(b1, b5), _mm_unpackhi_epi64(b1, b5),
-                      _mm_unpacklo_epi64(b2, b6), _mm_unpackhi_epi64(b2, b6),
-                      _mm_unpacklo_epi64(b3, b7), _mm_unpackhi_epi64(b3, b7)};
-      for (int i = 0; i < 8; ++i)
-        _mm_storeu_si128(
-            reinterpret_cast<__m128i *>(dst + 2 * ((rb + i) * dstStride + cb)),
-            w[i]);
-    }
-  return true;
-#else
-  (void)src, (void)srcStride, (void)dst, (void)dstStride;
-  (void)r0, (void)r1, (void)c0, (void)c1;
-  return false;
-#endif
-}
 
 /// Calls body(srcOffset, dstOffset), in elements, for every index of the
 /// `outer` dimensions (row-major); once, with offsets 0, when there are none.
@@ -131,17 +82,36 @@ void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src, std::byte *dst,
     for (const CopyDim &dim : outer)
       if (&dim != contiguousInSource)
         rest.push_back(dim);
-    constexpr int64_t tile =
-        std::is_same_v<Op, CopyOp<uint16_t>> ? kTile16 : kTile;
+    // Copies of 2- and 4-byte words, and unchecked casts, move in SSE2
+    // blocks (TransposeTile.h), through a tile buffer and streaming stores
+    // into a large destination; the others element by element.
+    constexpr bool blocks = kBlockTranspose<Op>;
+    constexpr int64_t tile = blocks ? kBlockTile<Op> : kTile;
+    bool streaming = false;
+    if constexpr (blocks) {
+      int64_t volume = 1;
+      for (const CopyDim &dim : dims)
+        volume *= dim.extent;
+      streaming = uint64_t(volume) * dstSize >= fastcast::kStreamingBytes;
+    }
+    std::conditional_t<blocks, TileBuffers<Op>, char> buffers;
+    (void)buffers;
     forEachOuterIndex(rest, [&](int64_t s, int64_t d) {
       for (int64_t r0 = 0; r0 < rows.extent; r0 += tile) {
         int64_t r1 = std::min(r0 + tile, rows.extent);
         for (int64_t c0 = 0; c0 < inner.extent; c0 += tile) {
           int64_t c1 = std::min(c0 + tile, inner.extent);
-          if constexpr (std::is_same_v<Op, CopyOp<uint16_t>>) {
-            if (transposeTile16(src + s * srcSize, inner.srcStride,
-                                dst + d * dstSize, rows.dstStride, r0, r1, c0,
-                                c1))
+          if constexpr (blocks) {
+            // The next tile's source lines, while this one is moved.
+            const std::byte *rowsStart = src + (s + r0) * srcSize;
+            int64_t columnBytes = inner.srcStride * srcSize;
+            prefetchTile(rowsStart + c1 * columnBytes, columnBytes,
+                         (r1 - r0) * srcSize,
+                         std::min(c1 + tile, inner.extent) - c1);
+            if (moveTile<Op>(rowsStart + c0 * columnBytes, inner.srcStride,
+                             dst + (d + r0 * rows.dstStride + c0) * dstSize,
+                             rows.dstStride, r1 - r0, c1 - c0, streaming,
+                             buffers))
               continue;
           }
           for (int64_t r = r0; r < r1; ++r) {
@@ -158,6 +128,8 @@ void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src, std::byte *dst,
         }
       }
     });
+    if constexpr (blocks)
+      finishStreaming(streaming);
     return;
   }
 

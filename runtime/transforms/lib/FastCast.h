@@ -1,0 +1,251 @@
+//===- FastCast.h - Vectorized casts between the float dtypes ---*- C++ -*-===//
+//
+// Private to the runtime library. Contiguous runs of casts between two
+// float dtypes, fast on baseline x86-64 (SSE2, no -march), with exactly the
+// bits of the scalar conversions (FloatConversion.h, Float8Conversion.h),
+// which stay the reference (test/unit/runtime_transforms/FastCastTest.cpp
+// compares every 8- and 16-bit input and millions of float32 ones):
+//
+//  - an 8-bit (FP8) source is looked up in a 256-entry table of results
+//    computed by the reference itself;
+//  - the other conversions are rewritten on signed 32-bit integers with
+//    mask selects, which GCC vectorizes (FastCastElements.h), or written in
+//    SSE2 intrinsics where the vectorizer does badly (FastCastSse2.h);
+//  - every cast between floats but from float64 is "widen to float32, then
+//    narrow" (CastElement's fromFloat(toFloat(x))), so a pair without
+//    float32 runs as two loops over a block held in a small stack buffer;
+//    float64 reaches float32 and the FP8 formats through float32 as well.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_RUNTIME_TRANSFORMS_LIB_FASTCAST_H
+#define AOA_RUNTIME_TRANSFORMS_LIB_FASTCAST_H
+
+#include "FastCastElements.h"
+#include "FastCastSse2.h"
+#include "aoa/ir/DType.h"
+#include "aoa/runtime/transforms/StridedCopyElement.h"
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace aoa::runtime::fastcast {
+
+/// Whether castRun converts `from` to `to`: every cast between two
+/// different floats, except from float64 to float16 and bfloat16 (which
+/// round to odd first).
+constexpr bool hasFastCast(DType from, DType to) {
+  return isFloatElement(from) && isFloatElement(to) && from != to &&
+         (from != DType::F64 || to == DType::F32 || isFloat8Element(to));
+}
+
+/// Loads and stores that need no alignment (plain moves once vectorized).
+template <typename T> inline T load(const std::byte *at) {
+  T value;
+  std::memcpy(&value, at, sizeof(T));
+  return value;
+}
+template <typename T> inline void store(std::byte *at, T value) {
+  std::memcpy(at, &value, sizeof(T));
+}
+
+/// `count` elements of dtype `From` at `src` as float32 at `dst`.
+template <DType From>
+void widenToFloat(const std::byte *src, std::byte *dst, size_t count) {
+  using Src = typename ElementStorage<From>::type;
+  size_t start = 0;
+#if defined(__SSE2__)
+  if constexpr (From == DType::F16 || From == DType::BF16)
+    start = sse2::widenToFloat<From>(src, dst, count);
+#endif
+  for (size_t i = start; i < count; ++i) {
+    Src value = load<Src>(src + i * sizeof(Src));
+    float wide;
+    if constexpr (From == DType::F16)
+      wide = halfToFloat(value);
+    else if constexpr (From == DType::BF16)
+      wide = bfloat16ToFloat(value);
+    else if constexpr (From == DType::F64)
+      wide = static_cast<float>(value); // doubleToFloat on the host
+    else
+      wide = value;
+    store<float>(dst + i * sizeof(float), wide);
+  }
+}
+
+/// `count` float32 elements at `src` as dtype `To` at `dst`.
+template <DType To>
+void narrowFromFloat(const std::byte *src, std::byte *dst, size_t count) {
+  using Dst = typename ElementStorage<To>::type;
+  size_t start = 0;
+#if defined(__SSE2__)
+  if constexpr (To == DType::F16 || To == DType::BF16 || To == DType::F8E4M3 ||
+                To == DType::F8E5M2)
+    start = sse2::narrowFromFloat<To>(src, dst, count);
+#endif
+  for (size_t i = start; i < count; ++i) {
+    float value = load<float>(src + i * sizeof(float));
+    Dst narrow;
+    if constexpr (To == DType::F16)
+      narrow = floatToHalf(value);
+    else if constexpr (To == DType::BF16)
+      narrow = floatToBFloat16(value);
+    else if constexpr (To == DType::F8E4M3)
+      narrow = floatToFloat8E4M3(value);
+    else if constexpr (To == DType::F8E5M2)
+      narrow = floatToFloat8E5M2(value);
+    else if constexpr (To == DType::F8E8M0)
+      narrow = floatToFloat8E8M0(value);
+    else if constexpr (To == DType::F64)
+      narrow = static_cast<double>(value); // floatToDouble on the host
+    else
+      narrow = value;
+    store<Dst>(dst + i * sizeof(Dst), narrow);
+  }
+}
+
+/// The 256 results of a cast from an 8-bit dtype, from the scalar
+/// reference; built once, on first use (a function-local static, so
+/// thread-safe), and never changed.
+template <DType From, DType To>
+const typename ElementStorage<To>::type *byteTable() {
+  using Dst = typename ElementStorage<To>::type;
+  static const std::array<Dst, 256> table = [] {
+    std::array<Dst, 256> results{};
+    for (size_t i = 0; i < results.size(); ++i)
+      results[i] = CastElement<From, To>::convert(static_cast<uint8_t>(i));
+    return results;
+  }();
+  return table.data();
+}
+
+/// Converts an 8-bit source by table lookup, eight elements a step (one
+/// 8-byte load for them).
+template <DType From, DType To>
+void lookUpRun(const std::byte *src, std::byte *dst, size_t count) {
+  using Dst = typename ElementStorage<To>::type;
+  const Dst *table = byteTable<From, To>();
+  size_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    uint64_t bytes = load<uint64_t>(src + i);
+    Dst results[8];
+    for (int k = 0; k < 8; ++k)
+      results[k] = table[(bytes >> (8 * k)) & 0xFF];
+    std::memcpy(dst + i * sizeof(Dst), results, sizeof(results));
+  }
+  for (; i < count; ++i)
+    store<Dst>(dst + i * sizeof(Dst), table[load<uint8_t>(src + i)]);
+}
+
+/// Asks for the source lines of the next blocks ahead of their use, 4 KiB
+/// ahead of the block being cast: on the machine measured (a VM) the
+/// hardware prefetcher alone left these loops at half a memcpy's bandwidth.
+constexpr size_t kPrefetchDistance = 4096;
+inline void prefetchSource(const std::byte *at, size_t bytes) {
+#if defined(__GNUC__)
+  for (size_t offset = 0; offset < bytes; offset += 64)
+    __builtin_prefetch(at + offset);
+#else
+  (void)at, (void)bytes;
+#endif
+}
+
+/// Destinations from this size on are written with non-temporal (streaming)
+/// stores: a normal store first reads the line it writes (for ownership),
+/// which for a cast larger than the caches costs as much memory bandwidth
+/// as the writes themselves, and twice the source's for a widening cast. A
+/// smaller destination likely stays in cache for its reader.
+constexpr size_t kStreamingBytes = size_t(8) << 20;
+
+/// Copies `bytes` from the buffer `from` to `to` (16-byte aligned) with
+/// streaming stores where SSE2 has them.
+inline void streamOut(const std::byte *from, std::byte *to, size_t bytes) {
+  size_t done = 0;
+#if defined(__SSE2__)
+  for (; done + 16 <= bytes; done += 16)
+    _mm_stream_si128(
+        reinterpret_cast<__m128i *>(to + done),
+        _mm_load_si128(reinterpret_cast<const __m128i *>(from + done)));
+#endif
+  std::memcpy(to + done, from + done, bytes - done);
+}
+
+/// Casts `length` (at most kBlock) elements; `buffer` holds kBlock floats.
+template <DType From, DType To>
+void castBlock(const std::byte *from, std::byte *to, size_t length,
+               std::byte *buffer) {
+  if constexpr (sizeof(typename ElementStorage<From>::type) == 1) {
+    lookUpRun<From, To>(from, to, length);
+  } else if constexpr (From == DType::F32) {
+    narrowFromFloat<To>(from, to, length);
+  } else if constexpr (To == DType::F32) {
+    widenToFloat<From>(from, to, length);
+  } else {
+    size_t done = 0;
+#if defined(__SSE2__)
+    if constexpr (sse2::hasSixteenBitLanes(From, To))
+      done = sse2::narrowSixteenBit<From, To>(from, to, length);
+#endif
+    using Src = typename ElementStorage<From>::type;
+    using Dst = typename ElementStorage<To>::type;
+    widenToFloat<From>(from + done * sizeof(Src), buffer, length - done);
+    narrowFromFloat<To>(buffer, to + done * sizeof(Dst), length - done);
+  }
+}
+
+/// Casts `count` elements from `From` at `src` to `To` at `dst`
+/// (hasFastCast(From, To)) in blocks of kBlock elements, prefetching the
+/// source kPrefetchDistance ahead: an 8-bit source by table, float32 (or
+/// float64) on either side directly, any other pair widened into a stack
+/// buffer and narrowed from there. A large destination is written through a
+/// second buffer with streaming stores (kStreamingBytes). A block is read
+/// whole before it is written, so a cast between equal sizes may work in
+/// place.
+template <DType From, DType To>
+void castRun(const std::byte *src, std::byte *dst, size_t count) {
+  static_assert(hasFastCast(From, To), "no vector path for this cast");
+  using Src = typename ElementStorage<From>::type;
+  using Dst = typename ElementStorage<To>::type;
+  constexpr size_t kBlock = 512;
+  constexpr size_t kBlockBytes = kBlock * sizeof(Src);
+  alignas(16) std::byte buffer[kBlock * sizeof(float)];
+  alignas(16) std::byte output[kBlock * sizeof(Dst)];
+  size_t start = 0;
+  bool streaming = false;
+#if defined(__SSE2__)
+  uintptr_t address = reinterpret_cast<uintptr_t>(dst);
+  if (count * sizeof(Dst) >= kStreamingBytes && address % sizeof(Dst) == 0) {
+    // Elements up to the first 16-byte boundary go the normal way.
+    start = ((16 - address % 16) % 16) / sizeof(Dst);
+    castBlock<From, To>(src, dst, start, buffer);
+    streaming = true;
+  }
+#endif
+  for (; start < count; start += kBlock) {
+    size_t length = std::min(kBlock, count - start);
+    const std::byte *from = src + start * sizeof(Src);
+    std::byte *to = dst + start * sizeof(Dst);
+    if ((count - start) * sizeof(Src) > kPrefetchDistance + kBlockBytes)
+      prefetchSource(from + kPrefetchDistance, kBlockBytes);
+    if (streaming) {
+      castBlock<From, To>(from, output, length, buffer);
+      streamOut(output, to, length * sizeof(Dst));
+    } else {
+      castBlock<From, To>(from, to, length, buffer);
+    }
+  }
+#if defined(__SSE2__)
+  if (streaming)
+    _mm_sfence(); // streaming stores are weakly ordered
+#endif
+}
+
+} // namespace aoa::runtime::fastcast
+
+#endif // AOA_RUNTIME_TRANSFORMS_LIB_FASTCAST_H
