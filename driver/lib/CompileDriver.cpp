@@ -171,6 +171,21 @@ bool loadLayouts(const CompileOptions &options, const ConfigFile &config,
   return true;
 }
 
+} // namespace
+
+struct CompileWorkspace {
+  CompileWorkspace(SourceManager &sources, DiagnosticEngine &diags)
+      : state(sources, diags) {}
+  Layouts layouts;
+  CompilationState state;
+};
+
+void CompileWorkspaceDeleter::operator()(CompileWorkspace *workspace) const {
+  delete workspace;
+}
+
+namespace {
+
 /// CompilationState::locateMetadataKey. Metadata files are parsed without
 /// keeping their text; a diagnostic about a key reads the file again (once)
 /// to point at the key's declaration.
@@ -284,17 +299,16 @@ bool emitPlan(const CompileOptions &options, CompilationState &state,
 bool runPasses(const CompileOptions &options, Program program,
                bool relayoutOnly, const ConfigFile &config,
                SourceManager &sources, DiagnosticEngine &diags,
-               std::ostream &text, std::ostream &err, TimeReport *timeReport) {
-  // Destroyed last: times releasing the state and the layouts, from the
-  // restart() below.
-  ScopedTimeStep release(timeReport, "[release-state]");
-  Layouts layouts;
+               std::ostream &text, std::ostream &err, TimeReport *timeReport,
+               CompileWorkspacePtr &workspace) {
+  workspace = CompileWorkspacePtr(new CompileWorkspace(sources, diags));
+  Layouts &layouts = workspace->layouts;
   {
     ScopedTimeStep timer(timeReport, "[load-metadata]");
     if (!loadLayouts(options, config, relayoutOnly, sources, diags, layouts))
       return false;
   }
-  CompilationState state(sources, diags);
+  CompilationState &state = workspace->state;
   state.program = std::move(program);
   state.source =
       KeySpace(*layouts.source, "source", options.sourceMetadataPath);
@@ -332,9 +346,7 @@ bool runPasses(const CompileOptions &options, Program program,
                                   llvm::ArrayRef<MappingEntry> entries) {
       writer.write(query, entries);
     };
-    bool answered = pm.run(state, instrumentation, err);
-    release.restart();
-    return answered;
+    return pm.run(state, instrumentation, err);
   }
   bool emitted;
   if (stage == PipelineStage::Plan) {
@@ -348,14 +360,13 @@ bool runPasses(const CompileOptions &options, Program program,
     else if (emitted)
       printStatements(state, text);
   }
-  release.restart();
   return emitted;
 }
 
 /// Emits the requested stage into `text`; false if a stage failed.
 bool runStages(CompileOptions options, SourceManager &sources,
                DiagnosticEngine &diags, std::ostream &text, std::ostream &err,
-               TimeReport *timeReport) {
+               TimeReport *timeReport, CompileWorkspacePtr &workspace) {
   if (options.emit == EmitKind::Default)
     options.emit = options.sourceMetadataPath.empty() ? EmitKind::Ast
                                                       : EmitKind::Plan;
@@ -384,13 +395,13 @@ bool runStages(CompileOptions options, SourceManager &sources,
   if (!checkMetadataFlags(options, diags))
     return false;
   return runPasses(options, std::move(*program), relayoutOnly, *config, sources,
-                   diags, text, err, timeReport);
+                   diags, text, err, timeReport, workspace);
 }
 
 } // namespace
 
 int runCompile(const CompileOptions &options, std::ostream &out,
-               std::ostream &err) {
+               std::ostream &err, CompileWorkspacePtr *keep) {
   SourceManager sources;
   DiagnosticEngine diags(sources);
   TextDiagnosticPrinter printer(err, sources, options.color);
@@ -410,7 +421,9 @@ int runCompile(const CompileOptions &options, std::ostream &out,
   if (options.timePasses)
     timeReport.emplace();
   TimeReport *report = timeReport ? &*timeReport : nullptr;
-  bool ok = runStages(options, sources, diags, output->stream(), err, report) &&
+  CompileWorkspacePtr workspace;
+  bool ok = runStages(options, sources, diags, output->stream(), err, report,
+                      workspace) &&
             !diags.hadErrors();
   if (ok) {
     ScopedTimeStep timer(report, "[commit-output]");
@@ -418,6 +431,12 @@ int runCompile(const CompileOptions &options, std::ostream &out,
       diags.error(SourceLocation{}, *failure);
       ok = false;
     }
+  }
+  if (keep) {
+    *keep = std::move(workspace);
+  } else {
+    ScopedTimeStep timer(report, "[release-state]");
+    workspace.reset();
   }
   if (timeReport)
     timeReport->print(err);

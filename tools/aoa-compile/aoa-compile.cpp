@@ -10,9 +10,10 @@
 
 #include "llvm/Support/CommandLine.h"
 
+#include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 using namespace llvm;
@@ -205,5 +206,13 @@ int main(int argc, char **argv) {
   options.threads =
       threads == 0 ? aoa::runtime::defaultThreadCount() : unsigned(threads);
   options.color = ::isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr;
-  return aoa::runCompile(options, std::cout, std::cerr);
+  // Freeing the compiler's state would take seconds at the end of a large
+  // compile: the process ends without it and the system takes the memory
+  // back (the output is committed, the streams are flushed).
+  aoa::CompileWorkspacePtr workspace;
+  int code = aoa::runCompile(options, std::cout, std::cerr, &workspace);
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(code);
 }

@@ -8,8 +8,9 @@
 #ifndef AOA_DRIVER_COMPILEDRIVER_H
 #define AOA_DRIVER_COMPILEDRIVER_H
 
-#include <iosfwd>
 #include <cstdint>
+#include <iosfwd>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -76,11 +77,22 @@ struct CompileOptions {
   unsigned threads = 1;
 };
 
+/// What a compile built and needs no more: the loaded metadata, the passes'
+/// state and the plan. Freeing its millions of objects takes seconds, so a
+/// process that ends right after compiling may take it over and exit
+/// without freeing it (aoa-compile does, as clang does with -disable-free).
+struct CompileWorkspace;
+struct CompileWorkspaceDeleter {
+  void operator()(CompileWorkspace *workspace) const;
+};
+using CompileWorkspacePtr =
+    std::unique_ptr<CompileWorkspace, CompileWorkspaceDeleter>;
 
 /// Runs the pipeline; diagnostics go to `err`, emitted text to `out` (or the
 /// output file). Returns the process exit code: 0 on success, 1 on errors.
+/// With `keep`, the workspace is handed over there instead of being freed.
 int runCompile(const CompileOptions &options, std::ostream &out,
-               std::ostream &err);
+               std::ostream &err, CompileWorkspacePtr *keep = nullptr);
 
 } // namespace aoa
 
