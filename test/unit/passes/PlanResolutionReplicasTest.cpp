@@ -386,3 +386,54 @@ TEST(PlanResolution, ReshapeIgnoresBoxesThatStoreNoneOfTheRegion) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Many replicas (data parallelism): chosen from a heap of loads
+//===----------------------------------------------------------------------===//
+
+/// x float32[64] stored whole on ranks 0 .. replicas - 1 (each in its own
+/// file), written as 64 one-element destination shards, shard i on rank
+/// `writer(i)`.
+template <typename Writer> Case manyReplicas(uint32_t replicas, Writer writer) {
+  Case c;
+  c.kind = "identity";
+  std::vector<ShardSpec> copies, pieces;
+  for (uint32_t rank = 0; rank < replicas; ++rank)
+    copies.push_back(shard(rank, "src", "x", Box({0}, {64})));
+  for (int64_t i = 0; i < 64; ++i)
+    pieces.push_back(
+        shard(writer(i), "dst", "x" + std::to_string(i), Box({i}, {1})));
+  c.source.push_back(key("x", {64}, copies));
+  c.destination.push_back(key("x", {64}, pieces));
+  return c;
+}
+
+// 20 replicas, more than the 16 a scan serves (ShardSourceBinding.cpp),
+// and writers on no replica's rank (ranks 20-31; the checker's model has at
+// most 32): each element goes to the rank that has read the least so far,
+// the first listed on a tie (the rule of the scan, worked by hand): element
+// i from rank i % 20, so ranks 0-3 read four elements and ranks 4-19 three.
+TEST(PlanResolution, ManyReplicasSpreadReadsAsTheScanDoes) {
+  Case c = manyReplicas(20, [](int64_t i) { return uint32_t(20 + i % 12); });
+  Compiled compiled = compile(c);
+  ASSERT_TRUE(compiled.ok) << joined(compiled.errors);
+  EXPECT_TRUE(execute(c, compiled.plan).empty())
+      << joined(execute(c, compiled.plan));
+  std::vector<int64_t> expected(32, 0);
+  for (uint32_t rank = 0; rank < 20; ++rank)
+    expected[rank] = rank < 4 ? 16 : 12;
+  EXPECT_EQ(bytesReadPerRank(compiled.plan), expected);
+}
+
+// A writer on a replica's rank reads its own copy however much that rank
+// has read already: rank 7 writes every element and reads all 64 itself.
+TEST(PlanResolution, ManyReplicasPreferTheWritersOwnCopy) {
+  Case c = manyReplicas(20, [](int64_t) { return uint32_t(7); });
+  Compiled compiled = compile(c);
+  ASSERT_TRUE(compiled.ok) << joined(compiled.errors);
+  EXPECT_TRUE(execute(c, compiled.plan).empty())
+      << joined(execute(c, compiled.plan));
+  std::vector<int64_t> expected(20, 0);
+  expected[7] = 256;
+  EXPECT_EQ(bytesReadPerRank(compiled.plan), expected);
+}
