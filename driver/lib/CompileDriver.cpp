@@ -350,6 +350,19 @@ bool runPasses(const CompileOptions &options, Program program,
   }
   bool emitted;
   if (stage == PipelineStage::Plan) {
+    // The metadata and the key spaces are read up to resolve-shard-sources;
+    // verify and schedule work on its transfers and the plan alone, and the
+    // compile's peak memory comes in schedule: release them there.
+    instrumentation.afterPass = [&](const Pass &pass) {
+      if (std::string_view(pass.name()) != "resolve-shard-sources")
+        return;
+      ScopedTimeStep timer(timeReport, "[release-metadata]");
+      state.source = KeySpace();
+      state.destination = KeySpace();
+      state.derivedDestination.reset();
+      layouts.source.reset();
+      layouts.destination.reset();
+    };
     // Dumps go to stderr, the plan to the output, the summary to stderr.
     emitted = pm.run(state, instrumentation, err) &&
               emitPlan(options, state, layouts, diags, text, err, timeReport);

@@ -26,6 +26,8 @@ bool PassManager::run(CompilationState &state,
                   << " //----- //\n";
       pass->print(state, printStream);
     }
+    if (instrumentation.afterPass)
+      instrumentation.afterPass(*pass);
   }
   return true;
 }

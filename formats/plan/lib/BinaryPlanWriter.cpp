@@ -14,6 +14,7 @@
 #include "aoa/ir/ShardMetadata.h"
 #include "aoa/runtime/support/ThreadPool.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -185,34 +186,41 @@ std::string encodeFiles(const plan::Plan &plan, StringTable &strings) {
 }
 
 std::string encodeTensors(const plan::Plan &plan, StringTable &strings) {
-  ByteWriter records, ints;
-  uint64_t intCount = 0;
-  for (const auto *tensors : {&plan.sourceTensors, &plan.destinationTensors})
-    for (const plan::StoredTensor &t : *tensors) {
-      records.u32(t.file);
-      records.u32(strings.intern(t.name));
-      records.u32(strings.intern(t.key));
-      records.u32(uint32_t(t.globalShape.size()));
-      records.u8(uint8_t(t.dtype));
-      records.u8((t.flat ? kTensorHasFlat : 0) | (t.data ? kTensorHasData : 0));
-      records.u16(0);
-      records.u32(uint32_t(t.box.rank()));
-      records.u64(intCount);
-      records.i64(t.flat ? t.flat->begin : 0);
-      records.i64(t.flat ? t.flat->end : 0);
-      records.u64(t.data ? t.data->begin : 0);
-      records.u64(t.data ? t.data->end : 0);
-      for (int64_t extent : t.globalShape)
-        ints.i64(extent);
-      boxInts(ints, t.box);
-      intCount += t.globalShape.size() + 2 * t.box.rank();
-    }
+  // The records, then the integers they point into, written straight into
+  // one writer in two passes: the table of a large plan is hundreds of MB,
+  // so no part of it is built twice.
   ByteWriter w;
   w.u64(plan.sourceTensors.size());
   w.u64(plan.destinationTensors.size());
+  uint64_t intCount = 0;
+  for (const auto *tensors : {&plan.sourceTensors, &plan.destinationTensors})
+    for (const plan::StoredTensor &t : *tensors)
+      intCount += t.globalShape.size() + 2 * t.box.rank();
   w.u64(intCount);
-  w.raw(records.bytes());
-  w.raw(ints.bytes());
+  intCount = 0;
+  for (const auto *tensors : {&plan.sourceTensors, &plan.destinationTensors})
+    for (const plan::StoredTensor &t : *tensors) {
+      w.u32(t.file);
+      w.u32(strings.intern(t.name));
+      w.u32(strings.intern(t.key));
+      w.u32(uint32_t(t.globalShape.size()));
+      w.u8(uint8_t(t.dtype));
+      w.u8((t.flat ? kTensorHasFlat : 0) | (t.data ? kTensorHasData : 0));
+      w.u16(0);
+      w.u32(uint32_t(t.box.rank()));
+      w.u64(intCount);
+      w.i64(t.flat ? t.flat->begin : 0);
+      w.i64(t.flat ? t.flat->end : 0);
+      w.u64(t.data ? t.data->begin : 0);
+      w.u64(t.data ? t.data->end : 0);
+      intCount += t.globalShape.size() + 2 * t.box.rank();
+    }
+  for (const auto *tensors : {&plan.sourceTensors, &plan.destinationTensors})
+    for (const plan::StoredTensor &t : *tensors) {
+      for (int64_t extent : t.globalShape)
+        w.i64(extent);
+      boxInts(w, t.box);
+    }
   return w.take();
 }
 
@@ -290,53 +298,83 @@ std::string encodeRank(const plan::RankProgram &program,
 
 namespace {
 
-/// The header and directory, then the sections: the file is their
-/// concatenation, which writeBinaryPlan streams without building it.
-struct EncodedPlan {
-  std::string headerAndDirectory;
-  std::vector<std::string> sections;
-};
-
-EncodedPlan encode(const plan::Plan &plan, const PlanOrigin &origin,
-                   unsigned threads) {
-  // Transform lists are numbered in the order the ranks first use them,
-  // before the ranks are encoded at once; the shared tables are one more
-  // task beside the ranks.
-  TransformTable transforms;
-  for (const plan::RankProgram &program : plan.programs)
-    for (const plan::Round &round : program.rounds)
-      for (const plan::Instruction &in : round.instructions)
-        transforms.intern(in.transform);
-  EncodedPlan out;
-  std::vector<std::string> &sections = out.sections;
-  sections.resize(kSharedSections + plan.programs.size());
-  StringTable strings;
-  runtime::ThreadPool pool(threads);
-  runtime::Status encoded =
-      pool.parallelFor(1 + plan.programs.size(), [&](size_t task) {
-        if (task == 0) {
-          sections[kFiles] = encodeFiles(plan, strings);
-          sections[kTensors] = encodeTensors(plan, strings);
-          sections[kLists] = encodeLists(plan, strings);
-          sections[kStrings] = strings.encode();
-        } else {
-          sections[kSharedSections + task - 1] =
-              encodeRank(plan.programs[task - 1], transforms);
-        }
-        return runtime::Status();
-      });
-  (void)encoded; // no task fails
-  sections[kTransforms] = transforms.encode();
-
-  uint64_t offset = kHeaderSize + sections.size() * kDirectoryEntrySize;
-  ByteWriter directory;
-  for (const std::string &section : sections) {
-    directory.u64(offset);
-    directory.u64(section.size());
-    directory.u64(checksum(section.data(), section.size()));
-    offset += section.size();
+/// Encodes a plan's sections: the shared tables once, the ranks' programs
+/// in batches on a thread pool, so that a writer can stream them.
+class PlanEncoder {
+public:
+  PlanEncoder(const plan::Plan &plan, unsigned threads)
+      : plan_(plan), pool_(threads) {
+    // Transform lists are numbered in the order the ranks first use them,
+    // before any rank is encoded, so ranks can be encoded at once.
+    for (const plan::RankProgram &program : plan.programs)
+      for (const plan::Round &round : program.rounds)
+        for (const plan::Instruction &in : round.instructions)
+          transforms_.intern(in.transform);
   }
 
+  size_t sectionCount() const {
+    return kSharedSections + plan_.programs.size();
+  }
+  /// How many ranks to encode together: enough to keep the threads busy,
+  /// few enough that their bytes stay small beside the plan.
+  size_t batchSize() const { return 4 * size_t(pool_.threadCount()); }
+
+  /// The shared sections (in section order) and the ranks' sections
+  /// [firstRank, firstRank + count), encoded at once.
+  void encode(bool shared, size_t firstRank, size_t count,
+              std::vector<std::string> &sharedOut,
+              std::vector<std::string> &ranksOut) {
+    ranksOut.assign(count, std::string());
+    if (shared)
+      sharedOut.assign(kSharedSections, std::string());
+    size_t tasks = count + (shared ? 1 : 0);
+    runtime::Status encoded = pool_.parallelFor(tasks, [&](size_t task) {
+      if (shared && task == 0) {
+        StringTable strings;
+        sharedOut[kFiles] = encodeFiles(plan_, strings);
+        sharedOut[kTensors] = encodeTensors(plan_, strings);
+        sharedOut[kLists] = encodeLists(plan_, strings);
+        sharedOut[kStrings] = strings.encode();
+        sharedOut[kTransforms] = transforms_.encode();
+      } else {
+        size_t i = task - (shared ? 1 : 0);
+        ranksOut[i] = encodeRank(plan_.programs[firstRank + i], transforms_);
+      }
+      return runtime::Status();
+    });
+    (void)encoded; // no task fails
+  }
+
+private:
+  const plan::Plan &plan_;
+  runtime::ThreadPool pool_;
+  TransformTable transforms_;
+};
+
+/// A section's directory entry, without its offset.
+struct SectionEntry {
+  uint64_t size = 0;
+  uint64_t checksum = 0;
+};
+
+SectionEntry entryOf(const std::string &section) {
+  return {section.size(), checksum(section.data(), section.size())};
+}
+
+uint64_t headerAndDirectorySize(size_t sections) {
+  return kHeaderSize + sections * kDirectoryEntrySize;
+}
+
+std::string headerAndDirectory(const plan::Plan &plan, const PlanOrigin &origin,
+                               const std::vector<SectionEntry> &sections) {
+  uint64_t offset = headerAndDirectorySize(sections.size());
+  ByteWriter directory;
+  for (const SectionEntry &section : sections) {
+    directory.u64(offset);
+    directory.u64(section.size);
+    directory.u64(section.checksum);
+    offset += section.size;
+  }
   ByteWriter w;
   w.raw(std::string_view(kMagic, sizeof(kMagic)));
   w.u32(kVersion);
@@ -355,28 +393,70 @@ EncodedPlan encode(const plan::Plan &plan, const PlanOrigin &origin,
   w.u64(checksum(directory.bytes().data(), directory.size()));
   w.u64(checksum(w.bytes().data(), w.size()));
   w.raw(directory.bytes());
-  out.headerAndDirectory = w.take();
-  return out;
+  return w.take();
+}
+
+/// Streams the sections as they are encoded behind a header of zeros, then
+/// writes the header and directory over it: only a batch of ranks' bytes
+/// is held at a time. `os` must be seekable.
+bool streamBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
+                      std::ostream &os, unsigned threads) {
+  PlanEncoder encoder(plan, threads);
+  std::streampos start = os.tellp();
+  os.write(
+      std::string(headerAndDirectorySize(encoder.sectionCount()), '\0').data(),
+      std::streamsize(headerAndDirectorySize(encoder.sectionCount())));
+  std::vector<SectionEntry> entries;
+  std::vector<std::string> shared, ranks;
+  size_t batch = encoder.batchSize();
+  for (size_t first = 0; first == 0 || first < plan.programs.size();
+       first += batch) {
+    size_t count = std::min(batch, plan.programs.size() - first);
+    encoder.encode(first == 0, first, count, shared, ranks);
+    if (first == 0)
+      for (const std::string &section : shared) {
+        entries.push_back(entryOf(section));
+        os.write(section.data(), std::streamsize(section.size()));
+      }
+    for (const std::string &section : ranks) {
+      entries.push_back(entryOf(section));
+      os.write(section.data(), std::streamsize(section.size()));
+    }
+  }
+  std::streampos end = os.tellp();
+  std::string header = headerAndDirectory(plan, origin, entries);
+  os.seekp(start);
+  os.write(header.data(), std::streamsize(header.size()));
+  os.seekp(end);
+  return bool(os);
 }
 
 } // namespace
 
 std::string encodeBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
                              unsigned threads) {
-  EncodedPlan encoded = encode(plan, origin, threads);
-  std::string bytes = std::move(encoded.headerAndDirectory);
-  for (const std::string &section : encoded.sections)
-    bytes += section;
+  PlanEncoder encoder(plan, threads);
+  std::vector<std::string> shared, ranks;
+  encoder.encode(true, 0, plan.programs.size(), shared, ranks);
+  std::vector<SectionEntry> entries;
+  for (const auto *sections : {&shared, &ranks})
+    for (const std::string &section : *sections)
+      entries.push_back(entryOf(section));
+  std::string bytes = headerAndDirectory(plan, origin, entries);
+  for (const auto *sections : {&shared, &ranks})
+    for (const std::string &section : *sections)
+      bytes += section;
   return bytes;
 }
 
 bool writeBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
                      std::ostream &os, unsigned threads) {
-  EncodedPlan encoded = encode(plan, origin, threads);
-  os.write(encoded.headerAndDirectory.data(),
-           std::streamsize(encoded.headerAndDirectory.size()));
-  for (const std::string &section : encoded.sections)
-    os.write(section.data(), std::streamsize(section.size()));
+  // A file is streamed; a pipe, which cannot seek back to the header, gets
+  // the plan encoded whole first.
+  if (os.tellp() != std::streampos(-1))
+    return streamBinaryPlan(plan, origin, os, threads);
+  std::string bytes = encodeBinaryPlan(plan, origin, threads);
+  os.write(bytes.data(), std::streamsize(bytes.size()));
   return bool(os);
 }
 

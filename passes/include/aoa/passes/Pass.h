@@ -9,6 +9,7 @@
 #ifndef AOA_PASSES_PASS_H
 #define AOA_PASSES_PASS_H
 
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <set>
@@ -37,6 +38,9 @@ struct PassInstrumentation {
   bool printAfterAll = false;
   /// Where each pass's wall time goes (--time-passes); none when null.
   TimeReport *timeReport = nullptr;
+  /// Called after each pass that succeeded (and its dump), e.g. for the
+  /// driver to release what the later passes no longer read.
+  std::function<void(const Pass &pass)> afterPass;
 };
 
 class PassManager {
