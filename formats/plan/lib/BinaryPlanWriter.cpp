@@ -1,9 +1,12 @@
 //===- BinaryPlanWriter.cpp - Plan -> binary container --------------------===//
 //
-// Sections are built into byte strings, the ranks' on several threads, then
-// the header and directory are written in front of them. Everything written is
-// a pure function of the plan and origin: strings and transform lists are
-// numbered in the order the plan first mentions them, padding is zero.
+// Sections are built into byte strings, the ranks' in batches on several
+// threads. Into a file they stream behind a header of zeros, which is
+// written over last with the directory's sizes and checksums; otherwise the
+// whole plan is built first. Everything written is a pure function of the
+// plan and origin: strings and transform lists are numbered in the order the
+// plan first mentions them, padding is zero, and the thread count changes
+// nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/formats/plan/BinaryPlan.h"
