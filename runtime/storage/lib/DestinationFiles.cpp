@@ -23,7 +23,6 @@
 #include "aoa/runtime/support/ContentHash.h"
 #include "aoa/runtime/support/FaultInjection.h"
 #include "aoa/runtime/support/FileDescriptor.h"
-#include "aoa/runtime/support/MemoryMap.h"
 #include "aoa/runtime/support/Messages.h"
 #include "aoa/runtime/support/ThreadPool.h"
 
@@ -45,21 +44,9 @@ constexpr size_t kHashChunkBytes = 8 << 20;
 /// Runs shorter than this on average go through the file's mapping.
 constexpr uint64_t kShortRunBytes = 64 << 10;
 
-/// Hashes bytes [offset, offset + size) of the open file `fd`: through a
-/// read-only mapping when one can be made, which saves copying the bytes
-/// out of the page cache (the staged file is this run's own, so nothing
-/// truncates it meanwhile), with pread otherwise.
+/// Hashes bytes [offset, offset + size) of the open file `fd`.
 Expected<uint64_t> hashFileRange(int fd, uint64_t offset, uint64_t size,
                                  const std::string &path) {
-  if (MemoryMap map; size > 0 && map.map(fd, size_t(offset + size)) == 0) {
-    ContentHasher hasher;
-    for (uint64_t done = 0; done < size; done += kHashChunkBytes) {
-      uint64_t n = std::min<uint64_t>(size - done, kHashChunkBytes);
-      hasher.update(map.data() + offset + done, size_t(n));
-      map.release(size_t(offset + done), size_t(n)); // keeps RSS small
-    }
-    return hasher.digest();
-  }
   ContentHasher hasher;
   std::unique_ptr<uint8_t[]> chunk(
       new uint8_t[std::min<uint64_t>(std::max<uint64_t>(size, 1),

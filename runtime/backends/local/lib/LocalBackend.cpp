@@ -18,10 +18,6 @@ struct Task {
   const DirectTransfer *direct = nullptr;
 };
 
-Error prefixed(const std::string &where, const Error &error) {
-  return Error{where + ": " + error.message, error.hint};
-}
-
 /// One rank's destination tensors, written into the caller's memory
 /// instead of files (loadRankLocally).
 struct MemoryDestination {
@@ -217,26 +213,11 @@ private:
   }
 
   /// The write of `transfer`, its bytes copied from the source file inside
-  /// the kernel; hashed afterwards by reading the staged file back.
+  /// the kernel.
   Status runDirectWrite(const DirectTransfer &transfer,
                         const std::vector<RankRound> &ranks) {
-    const RankRound &reader = ranks[transfer.readRank];
-    const RankRound &writer = ranks[transfer.writeRank];
-    const plan::Instruction &read = reader.instruction(transfer.read);
-    const plan::Instruction &write = writer.instruction(transfer.write);
-    Expected<std::vector<SourceRun>> runs =
-        sources_->locateRuns(read.tensor, read.region);
-    if (!runs.ok())
-      return prefixed(reader.where(), runs.error());
-    // Without the source's bytes in memory the tensor is hashed by reading
-    // the staged file back (source files are not mapped: SourceFiles.h).
-    Status status =
-        destinations_->writeRegionFromFile(write.tensor, write.region, *runs);
-    if (!status.ok())
-      return prefixed(writer.where(), status.error());
-    for (const SourceRun &run : *runs)
-      bytesCopiedDirectly_ += run.size;
-    return Status();
+    return copyDirectly(ranks[transfer.readRank], transfer.read,
+                        ranks[transfer.writeRank], transfer.write);
   }
 
   Status writeToMemory(const Task &write) {
