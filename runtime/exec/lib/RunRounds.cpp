@@ -2,8 +2,8 @@
 //
 // The backends' rounds are built from these: which rounds have work on any
 // rank, one rank's round with only its live instructions, and its reads and
-// writes on the thread pool, unchanged runs copied file to file. How buffers live and how messages move is the
-// backend's (runRounds).
+// writes on the thread pool, unchanged runs copied file to file. How buffers
+// live and how messages move is the backend's (runRounds).
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/runtime/exec/RunLifeCycle.h"
@@ -46,9 +46,8 @@ RunLifeCycle::directTransfersWithin(const RankRound &round) const {
   // so only reads that feed a write of this rank qualify.
   std::vector<RankRound> ranks;
   for (uint32_t rank = 0; rank < plan_.programs.size(); ++rank)
-    ranks.push_back(rank == round.rank()
-                        ? round
-                        : RankRound(plan_, rank, SIZE_MAX, {}));
+    ranks.push_back(
+        rank == round.rank() ? round : RankRound(plan_, rank, SIZE_MAX, {}));
   return findDirectTransfers(plan_, ranks, {});
 }
 
@@ -59,9 +58,15 @@ Status RunLifeCycle::runReads(const RankRound &round,
     bytes += round.bufferBytes(round.instruction(i).buffer);
   bytesRead_ += bytes;
   std::vector<uint32_t> reads = round.reads();
-  for (const DirectTransfer &transfer : direct)
-    reads.erase(std::remove(reads.begin(), reads.end(), transfer.read),
-                reads.end());
+  if (!direct.empty()) {
+    std::vector<uint8_t> copied(round.round().instructions.size(), 0);
+    for (const DirectTransfer &transfer : direct)
+      copied[transfer.read] = 1;
+    reads.clear();
+    for (uint32_t i : round.reads())
+      if (!copied[i])
+        reads.push_back(i);
+  }
   return withoutRank(pool_->parallelFor(reads.size(), [&](size_t k) {
     return round.runRead(reads[k], *sources_);
   }));
@@ -69,17 +74,17 @@ Status RunLifeCycle::runReads(const RankRound &round,
 
 Status RunLifeCycle::runWrites(const RankRound &round,
                                const std::vector<DirectTransfer> &direct) {
-  // The read whose bytes a write copies, or -1.
-  std::vector<int64_t> readOf(round.writes().size(), -1);
+  // By instruction: the read whose bytes a write copies, or -1.
+  std::vector<int64_t> readOf;
+  if (!direct.empty())
+    readOf.assign(round.round().instructions.size(), -1);
   for (const DirectTransfer &transfer : direct)
-    for (size_t k = 0; k < readOf.size(); ++k)
-      if (round.writes()[k] == transfer.write)
-        readOf[k] = transfer.read;
+    readOf[transfer.write] = transfer.read;
   return withoutRank(pool_->parallelFor(round.writes().size(), [&](size_t k) {
-    if (readOf[k] >= 0)
-      return copyDirectly(round, uint32_t(readOf[k]), round,
-                          round.writes()[k]);
-    return round.runWrite(round.writes()[k], *destinations_);
+    uint32_t write = round.writes()[k];
+    if (!readOf.empty() && readOf[write] >= 0)
+      return copyDirectly(round, uint32_t(readOf[write]), round, write);
+    return round.runWrite(write, *destinations_);
   }));
 }
 
@@ -92,8 +97,8 @@ Status RunLifeCycle::copyDirectly(const RankRound &reader, uint32_t read,
   if (!runs.ok())
     return Error{reader.where() + ": " + runs.error().message,
                  runs.error().hint};
-  Status status = destinations_->writeRegionFromFile(
-      writeInst.tensor, writeInst.region, *runs);
+  Status status = destinations_->writeRegionFromFile(writeInst.tensor,
+                                                     writeInst.region, *runs);
   if (!status.ok())
     return Error{writer.where() + ": " + status.error().message,
                  status.error().hint};

@@ -110,7 +110,8 @@ protected:
   /// The direct transfers (DirectTransfers.h) inside this process's rank's
   /// `round`: reads whose only live use is a write of the same rank. None
   /// without RunOptions::directCopy.
-  std::vector<DirectTransfer> directTransfersWithin(const RankRound &round) const;
+  std::vector<DirectTransfer>
+  directTransfersWithin(const RankRound &round) const;
   /// The round's reads (writes) on the thread pool, into (from) the
   /// pointers the round was laid out with; the reads of `direct` are not
   /// run, and its writes copy file to file (copyDirectly).
