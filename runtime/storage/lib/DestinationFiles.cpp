@@ -43,6 +43,10 @@ namespace {
 constexpr size_t kHashChunkBytes = 8 << 20;
 /// Runs shorter than this on average go through the file's mapping.
 constexpr uint64_t kShortRunBytes = 64 << 10;
+/// Regions at least this large are sent to the disk as soon as they are
+/// written, so that the disk works while the run computes and the commit's
+/// fsync waits less.
+constexpr uint64_t kWritebackBytes = 8 << 20;
 
 /// Hashes bytes [offset, offset + size) of the open file `fd`.
 Expected<uint64_t> hashFileRange(int fd, uint64_t offset, uint64_t size,
@@ -217,6 +221,8 @@ Status DestinationFiles::writeRegion(uint32_t tensorId, const Box &region,
     writer->releaseMapped(tensor.name, firstByte, endByte - firstByte);
   if (runs == 1) // contiguous: hashed now if it continues the hashed prefix
     hashInOrder(tensorId, firstByte, data, regionBytes);
+  if (regionBytes >= kWritebackBytes)
+    writer->startWriteback(tensor.name, firstByte, endByte - firstByte);
   return countWritten(tensorId, regionBytes);
 }
 
@@ -242,12 +248,15 @@ Status DestinationFiles::writeRegionFromFile(
   // Both lists of runs tile the region's bytes in order: copy where they
   // overlap.
   size_t next = 0;
-  uint64_t usedOfNext = 0;
+  uint64_t usedOfNext = 0, firstByte = 0, endByte = 0;
   Status status;
   Status walk = forEachStoredRun(
       tensor.box, tensor.flat, region, [&](const StoredRun &run) {
         uint64_t offset = uint64_t(run.storedOffset) * elementSize;
         uint64_t size = uint64_t(run.count) * elementSize;
+        if (endByte == 0)
+          firstByte = offset;
+        endByte = offset + size; // runs come in increasing order
         while (size > 0) {
           const SourceRun &from = sourceRuns[next];
           uint64_t piece = std::min(size, from.size - usedOfNext);
@@ -272,6 +281,8 @@ Status DestinationFiles::writeRegionFromFile(
                  walk.error().hint};
   if (!status.ok())
     return status;
+  if (regionBytes >= kWritebackBytes)
+    (*writer)->startWriteback(tensor.name, firstByte, endByte - firstByte);
   return countWritten(tensorId, regionBytes);
 }
 
