@@ -89,7 +89,7 @@ static cl::opt<unsigned> stopAfterFiles(
 static cl::opt<bool> noDirectCopy(
     "no-direct-copy",
     cl::desc("For comparing the paths: move every byte through a buffer, "
-             "never file to file (local backend)"),
+             "never file to file (local and mpi backends)"),
     cl::Hidden, cl::cat(category));
 static cl::opt<aoa::ProgressStyle> progress(
     "progress", cl::desc("How to show progress on stderr"),

@@ -4,12 +4,20 @@
 #include "aoa/runtime/storage/StoredRegion.h"
 
 #include <map>
+#include <optional>
 
 namespace aoa::runtime {
 
 namespace {
 
 using plan::Opcode;
+
+/// Regions whose pieces are shorter than this on average stay on the
+/// buffered path: a copy_file_range call per piece costs about as much as
+/// copying a few KiB. The relayout of bench/run_bench.sh, whose column
+/// pieces are 6 KiB runs, takes about half the CPU time copying them file
+/// to file that it takes through buffers (bench/RESULTS.md).
+constexpr int64_t kMinDirectPieceBytes = 4 << 10;
 
 /// The live uses of one buffer: how many, and the last one seen (with the
 /// buffer's position in it, for a send).
@@ -43,8 +51,21 @@ std::vector<BufferUse> usesOf(const RankRound &rank) {
   return uses;
 }
 
+/// How many runs `region` is in its stored tensor, or nullopt when it is
+/// not inside the tensor (flat ranges included).
+std::optional<int64_t> runsInStored(const plan::StoredTensor &tensor,
+                                    const Box &region) {
+  if (region.volume() == 0 ||
+      !forEachStoredRun(tensor.box, tensor.flat, region,
+                        [](const StoredRun &) { return false; })
+           .ok())
+    return std::nullopt;
+  return storedRunCount(tensor.box, region);
+}
+
 /// Whether the bytes `read` fills its buffer with are, unchanged, the bytes
-/// `write` stores, each one run in its file.
+/// `write` stores, in pieces (where a run of one meets a run of the other)
+/// that are single runs or long enough to copy one by one.
 bool isDirect(const plan::Plan &plan, const RankRound &readRank,
               const plan::Instruction &read, const RankRound &writeRank,
               const plan::Instruction &write) {
@@ -58,8 +79,13 @@ bool isDirect(const plan::Plan &plan, const RankRound &readRank,
       readRank.bufferBytes(read.buffer) != uint64_t(bytes) ||
       written.bytes() != bytes || written.dtype != destination.dtype)
     return false;
-  return singleStoredRun(source.box, source.flat, read.region) &&
-         singleStoredRun(destination.box, destination.flat, write.region);
+  std::optional<int64_t> readRuns = runsInStored(source, read.region);
+  std::optional<int64_t> writeRuns = runsInStored(destination, write.region);
+  if (!readRuns || !writeRuns)
+    return false;
+  // Two tilings of the same bytes meet in at most this many pieces.
+  int64_t pieces = *readRuns + *writeRuns - 1;
+  return pieces == 1 || bytes / pieces >= kMinDirectPieceBytes;
 }
 
 } // namespace

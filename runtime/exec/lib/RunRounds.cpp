@@ -2,13 +2,16 @@
 //
 // The backends' rounds are built from these: which rounds have work on any
 // rank, one rank's round with only its live instructions, and its reads and
-// writes on the thread pool. How buffers live and how messages move is the
-// backend's (runRounds).
+// writes on the thread pool, unchanged runs copied file to file. How buffers
+// live and how messages move is the backend's (runRounds).
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/runtime/exec/RunLifeCycle.h"
 
+#include "aoa/runtime/storage/SourceFiles.h"
+
 #include <algorithm>
+#include <cstdint>
 
 namespace aoa::runtime {
 
@@ -35,20 +38,73 @@ RankRound RunLifeCycle::liveRound(uint32_t rank, size_t r) const {
   return RankRound(plan_, rank, r, live);
 }
 
-Status RunLifeCycle::runReads(const RankRound &round) {
+std::vector<DirectTransfer>
+RunLifeCycle::directTransfersWithin(const RankRound &round) const {
+  if (!options_.directCopy || !writesFiles() || round.reads().empty())
+    return {};
+  // Other ranks' rounds are unknown here: empty, and no message matches,
+  // so only reads that feed a write of this rank qualify.
+  std::vector<RankRound> ranks;
+  for (uint32_t rank = 0; rank < plan_.programs.size(); ++rank)
+    ranks.push_back(
+        rank == round.rank() ? round : RankRound(plan_, rank, SIZE_MAX, {}));
+  return findDirectTransfers(plan_, ranks, {});
+}
+
+Status RunLifeCycle::runReads(const RankRound &round,
+                              const std::vector<DirectTransfer> &direct) {
   uint64_t bytes = 0;
   for (uint32_t i : round.reads())
     bytes += round.bufferBytes(round.instruction(i).buffer);
   bytesRead_ += bytes;
-  return withoutRank(pool_->parallelFor(round.reads().size(), [&](size_t k) {
-    return round.runRead(round.reads()[k], *sources_);
+  std::vector<uint32_t> reads = round.reads();
+  if (!direct.empty()) {
+    std::vector<uint8_t> copied(round.round().instructions.size(), 0);
+    for (const DirectTransfer &transfer : direct)
+      copied[transfer.read] = 1;
+    reads.clear();
+    for (uint32_t i : round.reads())
+      if (!copied[i])
+        reads.push_back(i);
+  }
+  return withoutRank(pool_->parallelFor(reads.size(), [&](size_t k) {
+    return round.runRead(reads[k], *sources_);
   }));
 }
 
-Status RunLifeCycle::runWrites(const RankRound &round) {
+Status RunLifeCycle::runWrites(const RankRound &round,
+                               const std::vector<DirectTransfer> &direct) {
+  // By instruction: the read whose bytes a write copies, or -1.
+  std::vector<int64_t> readOf;
+  if (!direct.empty())
+    readOf.assign(round.round().instructions.size(), -1);
+  for (const DirectTransfer &transfer : direct)
+    readOf[transfer.write] = transfer.read;
   return withoutRank(pool_->parallelFor(round.writes().size(), [&](size_t k) {
-    return round.runWrite(round.writes()[k], *destinations_);
+    uint32_t write = round.writes()[k];
+    if (!readOf.empty() && readOf[write] >= 0)
+      return copyDirectly(round, uint32_t(readOf[write]), round, write);
+    return round.runWrite(write, *destinations_);
   }));
+}
+
+Status RunLifeCycle::copyDirectly(const RankRound &reader, uint32_t read,
+                                  const RankRound &writer, uint32_t write) {
+  const plan::Instruction &readInst = reader.instruction(read);
+  const plan::Instruction &writeInst = writer.instruction(write);
+  Expected<std::vector<SourceRun>> runs =
+      sources_->locateRuns(readInst.tensor, readInst.region);
+  if (!runs.ok())
+    return Error{reader.where() + ": " + runs.error().message,
+                 runs.error().hint};
+  Status status = destinations_->writeRegionFromFile(writeInst.tensor,
+                                                     writeInst.region, *runs);
+  if (!status.ok())
+    return Error{writer.where() + ": " + status.error().message,
+                 status.error().hint};
+  for (const SourceRun &run : *runs)
+    bytesCopiedDirectly_ += run.size;
+  return Status();
 }
 
 } // namespace aoa::runtime

@@ -18,6 +18,7 @@
 #include "aoa/runtime/storage/AtomicFile.h"
 #include "aoa/runtime/storage/SafetensorsReader.h"
 #include "aoa/runtime/storage/SafetensorsWriter.h"
+#include "aoa/runtime/storage/SourceFiles.h"
 #include "aoa/runtime/storage/StoredRegion.h"
 #include "aoa/runtime/support/ContentHash.h"
 #include "aoa/runtime/support/FaultInjection.h"
@@ -42,6 +43,10 @@ namespace {
 constexpr size_t kHashChunkBytes = 8 << 20;
 /// Runs shorter than this on average go through the file's mapping.
 constexpr uint64_t kShortRunBytes = 64 << 10;
+/// Regions at least this large are sent to the disk as soon as they are
+/// written, so that the disk works while the run computes and the commit's
+/// fsync waits less.
+constexpr uint64_t kWritebackBytes = 8 << 20;
 
 /// Hashes bytes [offset, offset + size) of the open file `fd`.
 Expected<uint64_t> hashFileRange(int fd, uint64_t offset, uint64_t size,
@@ -216,32 +221,68 @@ Status DestinationFiles::writeRegion(uint32_t tensorId, const Box &region,
     writer->releaseMapped(tensor.name, firstByte, endByte - firstByte);
   if (runs == 1) // contiguous: hashed now if it continues the hashed prefix
     hashInOrder(tensorId, firstByte, data, regionBytes);
+  if (regionBytes >= kWritebackBytes)
+    writer->startWriteback(tensor.name, firstByte, endByte - firstByte);
   return countWritten(tensorId, regionBytes);
 }
 
-Status DestinationFiles::writeRegionFromFile(uint32_t tensorId,
-                                             const Box &region, int sourceFd,
-                                             uint64_t sourceOffset,
-                                             const uint8_t *sourceBytes) {
+Status DestinationFiles::writeRegionFromFile(
+    uint32_t tensorId, const Box &region,
+    const std::vector<SourceRun> &sourceRuns) {
   const plan::StoredTensor &tensor = plan_.destinationTensors[tensorId];
-  std::optional<int64_t> first = singleStoredRun(tensor.box, tensor.flat, region);
-  if (!first)
-    return Error{"'" + plan_.destinationFiles[tensor.file].path +
-                     "': tensor '" + tensor.name + "': " + tensor.key +
-                     region.toString() + " is not one run of bytes",
+  const std::string &path = plan_.destinationFiles[tensor.file].path;
+  uint64_t elementSize = dtypeSize(tensor.dtype);
+  uint64_t regionBytes = uint64_t(region.volume()) * elementSize;
+  uint64_t sourceBytes = 0;
+  for (const SourceRun &run : sourceRuns)
+    sourceBytes += run.size;
+  if (sourceBytes != regionBytes)
+    return Error{"'" + path + "': tensor '" + tensor.name + "': " +
+                     tensor.key + region.toString() + " holds " +
+                     std::to_string(regionBytes) + " bytes, but " +
+                     std::to_string(sourceBytes) + " are copied into it",
                  "this is a bug in aoa-run; please report it"};
   Expected<SafetensorsWriter *> writer = writerFor(tensorId, region);
   if (!writer.ok())
     return writer.error();
-  size_t elementSize = dtypeSize(tensor.dtype);
-  uint64_t offset = uint64_t(*first) * elementSize;
-  uint64_t regionBytes = uint64_t(region.volume()) * elementSize;
-  if (Status copied = (*writer)->copyFromFile(tensor.name, offset, sourceFd,
-                                              sourceOffset, regionBytes);
-      !copied.ok())
-    return copied;
-  if (sourceBytes)
-    hashInOrder(tensorId, offset, sourceBytes, regionBytes);
+  // Both lists of runs tile the region's bytes in order: copy where they
+  // overlap.
+  size_t next = 0;
+  uint64_t usedOfNext = 0, firstByte = 0, endByte = 0;
+  Status status;
+  Status walk = forEachStoredRun(
+      tensor.box, tensor.flat, region, [&](const StoredRun &run) {
+        uint64_t offset = uint64_t(run.storedOffset) * elementSize;
+        uint64_t size = uint64_t(run.count) * elementSize;
+        if (endByte == 0)
+          firstByte = offset;
+        endByte = offset + size; // runs come in increasing order
+        while (size > 0) {
+          const SourceRun &from = sourceRuns[next];
+          uint64_t piece = std::min(size, from.size - usedOfNext);
+          status = (*writer)->copyFromFile(tensor.name, offset, from.fd,
+                                           from.fileOffset + usedOfNext,
+                                           size_t(piece));
+          if (!status.ok())
+            return false;
+          offset += piece;
+          size -= piece;
+          usedOfNext += piece;
+          if (usedOfNext == from.size) {
+            ++next;
+            usedOfNext = 0;
+          }
+        }
+        return true;
+      });
+  if (!walk.ok())
+    return Error{"'" + path + "': tensor '" + tensor.name + "': " +
+                     walk.error().message,
+                 walk.error().hint};
+  if (!status.ok())
+    return status;
+  if (regionBytes >= kWritebackBytes)
+    (*writer)->startWriteback(tensor.name, firstByte, endByte - firstByte);
   return countWritten(tensorId, regionBytes);
 }
 

@@ -350,6 +350,14 @@ void SafetensorsWriter::releaseMapped(std::string_view name, uint64_t offset,
     map_.release(size_t(fileOffset), size_t(size));
 }
 
+void SafetensorsWriter::startWriteback(std::string_view name, uint64_t offset,
+                                       uint64_t size) {
+  uint64_t fileOffset = 0;
+  if (locate(name, offset, size, fileOffset).ok())
+    (void)::sync_file_range(file_.get(), off_t(fileOffset), off_t(size),
+                            SYNC_FILE_RANGE_WRITE);
+}
+
 Status SafetensorsWriter::writeTensor(std::string_view name, const void *data,
                                       size_t size) {
   const SafetensorsTensor *tensor = header_.find(name);

@@ -208,29 +208,34 @@ SourceFiles::entryOf(uint32_t tensorId) const {
   return std::make_pair(&*readers_[tensor.file], entry);
 }
 
-Expected<SourceRun> SourceFiles::locateRun(uint32_t tensorId,
-                                           const Box &region) const {
+Expected<std::vector<SourceRun>>
+SourceFiles::locateRuns(uint32_t tensorId, const Box &region) const {
   auto found = entryOf(tensorId);
   if (!found.ok())
     return found.error();
   const auto [reader, entry] = *found;
   const plan::StoredTensor &tensor = plan_->sourceTensors[tensorId];
-  size_t elementSize = dtypeSize(tensor.dtype);
-  std::optional<int64_t> first = singleStoredRun(tensor.box, tensor.flat, region);
-  uint64_t offset = first ? uint64_t(*first) * elementSize : 0;
-  uint64_t size = uint64_t(region.volume()) * elementSize;
-  // The header was checked against the file, so this only catches a plan
-  // that disagrees with it.
-  if (!first || offset > entry->byteSize() || size > entry->byteSize() - offset)
+  uint64_t elementSize = dtypeSize(tensor.dtype);
+  uint64_t base = reader->dataOffset() + entry->dataBegin;
+  std::vector<SourceRun> runs;
+  bool inside = true;
+  Status walk = forEachStoredRun(
+      tensor.box, tensor.flat, region, [&](const StoredRun &run) {
+        uint64_t offset = uint64_t(run.storedOffset) * elementSize;
+        uint64_t size = uint64_t(run.count) * elementSize;
+        // The header was checked against the file, so this only catches a
+        // plan that disagrees with it.
+        inside = offset <= entry->byteSize() &&
+                 size <= entry->byteSize() - offset;
+        runs.push_back({reader->fileDescriptor(), base + offset, size});
+        return inside;
+      });
+  if (!walk.ok() || !inside)
     return Error{reader->path() + ": tensor '" + tensor.name + "': " +
                      tensor.key + region.toString() +
-                     " is not one run of bytes in the file",
+                     " is not inside the stored tensor",
                  "this is a bug in aoa-run; please report it"};
-  SourceRun run;
-  run.fd = reader->fileDescriptor();
-  run.fileOffset = reader->dataOffset() + entry->dataBegin + offset;
-  run.size = size;
-  return run;
+  return runs;
 }
 
 Status SourceFiles::readRegion(uint32_t tensorId, const Box &region,

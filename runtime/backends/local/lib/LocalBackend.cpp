@@ -18,10 +18,6 @@ struct Task {
   const DirectTransfer *direct = nullptr;
 };
 
-Error prefixed(const std::string &where, const Error &error) {
-  return Error{where + ": " + error.message, error.hint};
-}
-
 /// One rank's destination tensors, written into the caller's memory
 /// instead of files (loadRankLocally).
 struct MemoryDestination {
@@ -152,6 +148,7 @@ private:
           copyLevels[level].push_back({&rank, i});
     }
 
+    interleaveByFile(writes);
     if (Status status = pool_->parallelFor(reads.size(), [&](size_t i) {
           return reads[i].rank->runRead(reads[i].instruction, *sources_);
         });
@@ -174,6 +171,30 @@ private:
   }
 
 private:
+  /// Orders `writes` so that neighbours store into different files: a
+  /// buffered write holds its file's lock, and the thread pool's threads
+  /// take tasks in order, so writes into one file would wait for each
+  /// other. Each file's writes keep their order.
+  void interleaveByFile(std::vector<Task> &writes) const {
+    std::vector<std::vector<Task>> byFile;
+    std::vector<int32_t> slotOf(plan_.destinationFiles.size(), -1);
+    for (const Task &write : writes) {
+      uint32_t tensor = write.rank->instruction(write.instruction).tensor;
+      uint32_t file = plan_.destinationTensors[tensor].file;
+      if (slotOf[file] < 0) {
+        slotOf[file] = int32_t(byFile.size());
+        byFile.emplace_back();
+      }
+      byFile[size_t(slotOf[file])].push_back(write);
+    }
+    size_t count = writes.size();
+    writes.clear();
+    for (size_t k = 0; writes.size() < count; ++k)
+      for (const std::vector<Task> &file : byFile)
+        if (k < file.size())
+          writes.push_back(file[k]);
+  }
+
   /// A receive takes the sender's buffers themselves (for a direct
   /// transfer, memory nobody fills or reads).
   void deliverMessages(std::vector<RankRound> &ranks,
@@ -192,24 +213,11 @@ private:
   }
 
   /// The write of `transfer`, its bytes copied from the source file inside
-  /// the kernel; hashed afterwards by reading the staged file back.
+  /// the kernel.
   Status runDirectWrite(const DirectTransfer &transfer,
                         const std::vector<RankRound> &ranks) {
-    const RankRound &reader = ranks[transfer.readRank];
-    const RankRound &writer = ranks[transfer.writeRank];
-    const plan::Instruction &read = reader.instruction(transfer.read);
-    const plan::Instruction &write = writer.instruction(transfer.write);
-    Expected<SourceRun> run = sources_->locateRun(read.tensor, read.region);
-    if (!run.ok())
-      return prefixed(reader.where(), run.error());
-    // Without the source's bytes in memory the tensor is hashed by reading
-    // the staged file back (source files are not mapped: SourceFiles.h).
-    Status status = destinations_->writeRegionFromFile(
-        write.tensor, write.region, run->fd, run->fileOffset, nullptr);
-    if (!status.ok())
-      return prefixed(writer.where(), status.error());
-    bytesCopiedDirectly_ += run->size;
-    return Status();
+    return copyDirectly(ranks[transfer.readRank], transfer.read,
+                        ranks[transfer.writeRank], transfer.write);
   }
 
   Status writeToMemory(const Task &write) {

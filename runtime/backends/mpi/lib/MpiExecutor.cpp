@@ -27,7 +27,8 @@ private:
   Status allocateBuffers() override;
   bool runRounds() override;
   void releaseBuffers() override { arena_.reset(); }
-  Status runCopiesAndWrites(const RankRound &round);
+  Status runCopiesAndWrites(const RankRound &round,
+                            const std::vector<DirectTransfer> &direct);
 
   const MpiSession &session_;
   uint64_t arenaBytes_;
@@ -46,13 +47,14 @@ Status MpiRun::allocateBuffers() {
   return Status();
 }
 
-Status MpiRun::runCopiesAndWrites(const RankRound &round) {
+Status MpiRun::runCopiesAndWrites(const RankRound &round,
+                                  const std::vector<DirectTransfer> &direct) {
   for (const std::vector<uint32_t> &level : round.copyLevels())
     if (Status status = pool_->parallelFor(
             level.size(), [&](size_t k) { return round.runCopy(level[k]); });
         !status.ok())
       return withoutRank(std::move(status));
-  return runWrites(round);
+  return runWrites(round, direct);
 }
 
 bool MpiRun::runRounds() {
@@ -65,15 +67,18 @@ bool MpiRun::runRounds() {
     RankRound round = liveRound(rank_, r);
     if (!round.empty())
       round.layOutBuffers(arena_.get(), ReceivedBuffers::Owned);
+    // Reads that feed a write of this rank unchanged are copied file to
+    // file by that write.
+    std::vector<DirectTransfer> direct = directTransfersWithin(round);
     if (pending.ok())
-      pending = runReads(round);
+      pending = runReads(round, direct);
     if (!agree(pending))
       return false;
     pending = exchangeWithMpi(
         session_, round, [&](uint32_t b) { return round.buffer(b); },
         bytesExchanged_);
     if (pending.ok())
-      pending = runCopiesAndWrites(round);
+      pending = runCopiesAndWrites(round, direct);
   }
   return agree(pending);
 }

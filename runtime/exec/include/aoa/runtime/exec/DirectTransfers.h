@@ -1,19 +1,22 @@
 //===- DirectTransfers.h - Reads whose bytes reach a write unchanged -*- C++ -*-===//
 //
 // A layout-only conversion mostly moves byte ranges: a read fills a buffer,
-// the buffer travels to another rank or not, and one write stores it. When
-// both ends are single runs in their files, the bytes the write stores are
-// exactly the bytes of the read's run, so the local backend can copy them
-// file to file inside the kernel (copy_file_range) instead of through user
-// memory. This finds those pairs among a round's live instructions.
+// the buffer travels to another rank or not, and one write stores it. The
+// bytes the write stores are then exactly the bytes of the read's runs, so
+// the local backend can copy them file to file inside the kernel
+// (copy_file_range), piece by piece where a run of the read meets a run of
+// the write, instead of through user memory. This finds those pairs among a
+// round's live instructions.
 //
 // A pair is a read on rank P whose buffer has exactly one live use, which is
 // either a write on P or a send, alone or with other buffers, whose matching
 // recv's corresponding buffer has exactly one live use, a write; no copy lies
-// in between. Both regions must be one run of bytes in their stored tensors
-// (flat ranges included), of the same dtype and byte count, with buffers of
-// that size; anything else is left to the ordinary path, which also reports
-// inconsistent plans.
+// in between. Both regions must lie in their stored tensors (flat ranges
+// included), be of the same dtype and byte count, with buffers of that size,
+// and either both be one run of bytes or meet in pieces of at least 4 KiB on
+// average (one copy_file_range call per piece costs about as much as
+// copying a few KiB through a buffer); anything else is left to the
+// ordinary path, which also reports inconsistent plans.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_RUNTIME_EXEC_DIRECTTRANSFERS_H

@@ -32,6 +32,7 @@
 #define AOA_RUNTIME_EXEC_RUNLIFECYCLE_H
 
 #include "aoa/ir/Plan.h"
+#include "aoa/runtime/exec/DirectTransfers.h"
 #include "aoa/runtime/exec/LiveInstructions.h"
 #include "aoa/runtime/exec/RankGroup.h"
 #include "aoa/runtime/exec/RankRound.h"
@@ -106,10 +107,23 @@ protected:
   bool roundHasWork(size_t r) const;
   /// Rank `rank`'s round `r`, with only its live instructions.
   RankRound liveRound(uint32_t rank, size_t r) const;
+  /// The direct transfers (DirectTransfers.h) inside this process's rank's
+  /// `round`: reads whose only live use is a write of the same rank. None
+  /// without RunOptions::directCopy.
+  std::vector<DirectTransfer>
+  directTransfersWithin(const RankRound &round) const;
   /// The round's reads (writes) on the thread pool, into (from) the
-  /// pointers the round was laid out with.
-  Status runReads(const RankRound &round);
-  Status runWrites(const RankRound &round);
+  /// pointers the round was laid out with; the reads of `direct` are not
+  /// run, and its writes copy file to file (copyDirectly).
+  Status runReads(const RankRound &round,
+                  const std::vector<DirectTransfer> &direct = {});
+  Status runWrites(const RankRound &round,
+                   const std::vector<DirectTransfer> &direct = {});
+  /// Write `write` of `writer`'s round, its bytes copied inside the kernel
+  /// from the source runs of read `read` of `reader`'s round; the tensor
+  /// is hashed by reading the staged file back.
+  Status copyDirectly(const RankRound &reader, uint32_t read,
+                      const RankRound &writer, uint32_t write);
   /// An error once RunOptions::interrupted says so (asked between rounds).
   Status checkInterrupted() const;
   /// With RankScope::OwnRank, errors without the "rank R, " RankRound puts
@@ -128,7 +142,7 @@ protected:
   InstructionMask live_;
   uint64_t bytesExchanged_ = 0;
   std::atomic<uint64_t> bytesRead_{0};
-  /// Of the bytes written, those copied file to file (the local backend).
+  /// Of the bytes written, those copied file to file.
   std::atomic<uint64_t> bytesCopiedDirectly_{0};
   /// The bytes written when !writesFiles().
   std::atomic<uint64_t> bytesWrittenToMemory_{0};

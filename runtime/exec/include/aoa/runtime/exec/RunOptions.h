@@ -41,10 +41,10 @@ struct RunOptions {
   /// For testing resumption: fail, as an interruption would, once this many
   /// files have been finished by this run (0 = never); mpi: by each rank.
   uint32_t stopAfterFiles = 0;
-  /// The local backend: a read whose bytes reach one write unchanged, both
-  /// single runs in their files, is copied file to file inside the kernel
-  /// (DirectTransfers.h) instead of through a buffer. Off only to compare
-  /// the two paths.
+  /// The local backend: a read whose bytes reach one write unchanged (in
+  /// runs long enough, DirectTransfers.h) is copied file to file inside the
+  /// kernel instead of through a buffer; the mpi backend does so when the
+  /// write is on the read's rank. Off only to compare the two paths.
   bool directCopy = true;
   /// Asked between rounds (the local backend); when it returns true the run
   /// stops as a failed run does ("interrupted"): DST gets no metadata.json,

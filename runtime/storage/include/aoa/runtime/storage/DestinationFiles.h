@@ -48,6 +48,8 @@
 
 namespace aoa::runtime {
 
+struct SourceRun;
+
 class RunJournal;
 class SafetensorsWriter;
 class ThreadPool;
@@ -120,15 +122,13 @@ public:
   /// `tensor` from the dense row-major `data`. Thread-safe for disjoint
   /// regions. The write that completes a file commits it.
   Status writeRegion(uint32_t tensor, const Box &region, const void *data);
-  /// As writeRegion, when `region` is one run of bytes in the tensor, with
-  /// its bytes taken from the open file `sourceFd` at `sourceOffset` and
-  /// copied inside the kernel (SafetensorsWriter::copyFromFile).
-  /// `sourceBytes`, the same bytes in a mapping or null, lets the tensor
-  /// be hashed as it is written; with null it is hashed by reading the
-  /// staged file back. The caller releases any mapped pages afterwards.
-  Status writeRegionFromFile(uint32_t tensor, const Box &region, int sourceFd,
-                             uint64_t sourceOffset,
-                             const uint8_t *sourceBytes);
+  /// As writeRegion, with the region's bytes taken from files:
+  /// `sourceRuns` tile its dense row-major bytes in order, and each piece
+  /// where a source run meets a run of the region in the tensor is copied
+  /// inside the kernel (SafetensorsWriter::copyFromFile). The tensor is
+  /// hashed by reading the staged file back.
+  Status writeRegionFromFile(uint32_t tensor, const Box &region,
+                             const std::vector<SourceRun> &sourceRuns);
 
   /// Commits the files that hold no data bytes (nothing writes them).
   Status finishEmptyFiles();

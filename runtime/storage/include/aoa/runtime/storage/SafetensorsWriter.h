@@ -110,6 +110,11 @@ public:
   /// (dirty until commit() flushes it); only the process's resident size
   /// shrinks. Does nothing when the file is not mapped.
   void releaseMapped(std::string_view name, uint64_t offset, uint64_t size);
+  /// Asks the kernel to start writing bytes [offset, offset + size) of
+  /// tensor `name`'s data to disk now, without waiting for it
+  /// (sync_file_range), so that commit()'s fsync finds less to flush.
+  /// Advisory: failures are ignored (commit() reports real ones).
+  void startWriteback(std::string_view name, uint64_t offset, uint64_t size);
 
   /// Writes the whole tensor; `size` must be its byte size.
   Status writeTensor(std::string_view name, const void *data, size_t size);

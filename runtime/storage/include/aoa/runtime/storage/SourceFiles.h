@@ -30,7 +30,7 @@ namespace aoa::runtime {
 
 class ThreadPool;
 
-/// A region stored as one run of bytes in its source file (locateRun).
+/// A run of bytes of a region in its source file (locateRuns).
 struct SourceRun {
   int fd = -1;             ///< the file, open read-only
   uint64_t fileOffset = 0; ///< of the run's first byte, in the file
@@ -52,9 +52,11 @@ public:
   Status readRegion(uint32_t tensor, const Box &region, void *buffer,
                     size_t bufferBytes) const;
 
-  /// Where `region` of source tensor `tensor` lies in its file; fails
-  /// unless it is one run of bytes (StoredRegion.h: singleStoredRun).
-  Expected<SourceRun> locateRun(uint32_t tensor, const Box &region) const;
+  /// Where `region` of source tensor `tensor` lies in its file: its runs
+  /// of bytes (StoredRegion.h: forEachStoredRun), in the region's
+  /// row-major order, so that they tile its dense bytes one after another.
+  Expected<std::vector<SourceRun>> locateRuns(uint32_t tensor,
+                                              const Box &region) const;
 
 private:
   /// The reader and header entry of source tensor `tensor`, or an error
