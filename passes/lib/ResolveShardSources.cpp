@@ -104,7 +104,7 @@ ShardSourceResolver::fileId(std::vector<plan::File> &files,
                             std::string_view path, uint32_t rank) {
   auto [it, inserted] = ids.emplace(path, static_cast<uint32_t>(files.size()));
   if (inserted) // checkFiles made sure a file has one rank
-    files.push_back(plan::File{std::string(path), rank});
+    files.push_back(plan::File{std::string(path), rank, std::nullopt});
   return it->second;
 }
 

@@ -32,7 +32,7 @@ class SourceFilesTest : public ::testing::Test {
 protected:
   void SetUp() override {
     plan.ranks = 1;
-    plan.sourceFiles.push_back(plan::File{"w.safetensors", 0});
+    plan.sourceFiles.push_back(plan::File{"w.safetensors", 0, std::nullopt});
     plan::StoredTensor w;
     w.name = w.key = "w";
     w.dtype = DType::F32;
