@@ -63,8 +63,9 @@ void memcpyOf(benchmark::State &state, DType dtype) {
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(src.size()));
 }
 
-void cast(benchmark::State &state, DType from, DType to) {
-  std::vector<unsigned char> src = randomTensor(from);
+/// Times castElements of `src` (kElements of `from`) into `to`.
+void castLoop(benchmark::State &state, DType from,
+              const std::vector<unsigned char> &src, DType to) {
   std::vector<unsigned char> dst(kElements * dtypeSize(to));
   for (auto _ : state) {
     Status status = castElements(from, src.data(), to, dst.data(), kElements);
@@ -76,6 +77,10 @@ void cast(benchmark::State &state, DType from, DType to) {
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(src.size()));
+}
+
+void cast(benchmark::State &state, DType from, DType to) {
+  castLoop(state, from, randomTensor(from), to);
 }
 
 /// Weights-like values: normal with a standard deviation of 0.02 (as in
@@ -95,18 +100,7 @@ std::vector<unsigned char> weightsTensor(DType dtype) {
 }
 
 void castWeights(benchmark::State &state, DType from, DType to) {
-  std::vector<unsigned char> src = weightsTensor(from);
-  std::vector<unsigned char> dst(kElements * dtypeSize(to));
-  for (auto _ : state) {
-    Status status = castElements(from, src.data(), to, dst.data(), kElements);
-    if (!status.ok()) {
-      state.SkipWithError(status.error().message.c_str());
-      break;
-    }
-    benchmark::DoNotOptimize(dst.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(src.size()));
+  castLoop(state, from, weightsTensor(from), to);
 }
 
 /// copyRegion of `region` of a [kRows, kCols] `from` tensor through

@@ -40,6 +40,13 @@ namespace aoa::runtime {
 
 namespace {
 
+/// A failure to walk a region of destination tensor `name` in file `path`.
+Error regionError(const std::string &path, const std::string &name,
+                  const Error &error) {
+  return Error{"'" + path + "': tensor '" + name + "': " + error.message,
+               error.hint};
+}
+
 constexpr size_t kHashChunkBytes = 8 << 20;
 /// Runs shorter than this on average go through the file's mapping.
 constexpr uint64_t kShortRunBytes = 64 << 10;
@@ -212,9 +219,7 @@ Status DestinationFiles::writeRegion(uint32_t tensorId, const Box &region,
         return status.ok();
       });
   if (!walk.ok())
-    return Error{"'" + path + "': tensor '" + tensor.name + "': " +
-                     walk.error().message,
-                 walk.error().hint};
+    return regionError(path, tensor.name, walk.error());
   if (!status.ok())
     return status;
   if (shortRuns)
@@ -276,9 +281,7 @@ Status DestinationFiles::writeRegionFromFile(
         return true;
       });
   if (!walk.ok())
-    return Error{"'" + path + "': tensor '" + tensor.name + "': " +
-                     walk.error().message,
-                 walk.error().hint};
+    return regionError(path, tensor.name, walk.error());
   if (!status.ok())
     return status;
   if (regionBytes >= kWritebackBytes)
