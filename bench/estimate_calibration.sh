@@ -14,9 +14,7 @@ runs="${3:-2}"
 bin="$build_dir/bin"
 source "$(dirname "$0")/common.sh"
 print_machine
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-mpirun_flags=(--oversubscribe)
-[[ $(id -u) == 0 ]] && mpirun_flags+=(--allow-run-as-root)
+setup_mpirun
 
 seconds() { # COMMAND...: wall seconds of COMMAND, to 3 decimals
   local start end

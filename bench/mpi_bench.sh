@@ -11,10 +11,7 @@ runs="${3:-2}"
 bin="$build_dir/bin"
 source "$(dirname "$0")/common.sh"
 print_machine
-# Containers often forbid cross-memory attach; shared-memory copies work.
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-mpirun_flags=(--oversubscribe)
-[[ $(id -u) == 0 ]] && mpirun_flags+=(--allow-run-as-root)
+setup_mpirun
 for run in $(seq "$runs"); do
   echo "== run $run"
   for backend in local mpi; do
