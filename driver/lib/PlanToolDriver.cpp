@@ -10,6 +10,7 @@
 #include "aoa/driver/OutputFile.h"
 #include "aoa/driver/PlanFile.h"
 #include "aoa/formats/plan/BinaryPlan.h"
+#include "aoa/formats/plan/PlanVerifier.h"
 #include "aoa/formats/plan/PlanSummary.h"
 #include "aoa/formats/plan/PlanWriter.h"
 #include "aoa/ir/Diagnostics.h"
@@ -39,8 +40,8 @@ std::string onlyRankBlock(const std::string &text, uint32_t rank) {
 }
 
 /// Reads the plan for `command`; a dump of one rank of a binary plan reads
-/// only that rank's section (and so cannot verify the exchanges between
-/// ranks; the container's checks still apply).
+/// only that rank's section and checks what that rank alone can
+/// (verifyPlanRank: not the exchanges between ranks).
 std::optional<plan::Plan> readPlan(const PlanToolCommand &command,
                                    SourceManager &sources,
                                    DiagnosticEngine &diags,
@@ -49,9 +50,14 @@ std::optional<plan::Plan> readPlan(const PlanToolCommand &command,
     char magic[sizeof(binplan::kMagic)] = {};
     std::ifstream file(command.planPath, std::ios::binary);
     file.read(magic, sizeof(magic));
-    if (binplan::isBinaryPlan(std::string_view(magic, size_t(file.gcount()))))
-      return binplan::readBinaryPlanRank(command.planPath, *command.rank,
-                                         diags, &origin);
+    if (binplan::isBinaryPlan(
+            std::string_view(magic, size_t(file.gcount())))) {
+      std::optional<plan::Plan> plan = binplan::readBinaryPlanRank(
+          command.planPath, *command.rank, diags, &origin);
+      if (plan && !verifyPlanRank(*plan, *command.rank, diags))
+        return std::nullopt;
+      return plan;
+    }
   }
   std::string bytes;
   std::optional<plan::Plan> plan =

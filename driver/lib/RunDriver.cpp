@@ -1,6 +1,8 @@
 //===- RunDriver.cpp ------------------------------------------------------===//
 #include "aoa/driver/RunDriver.h"
 
+#include "RunPlanReading.h"
+
 #include "aoa/driver/PlanFile.h"
 #include "aoa/driver/SourceLayoutCheck.h"
 #include "aoa/ir/ByteSize.h"
@@ -16,65 +18,18 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iomanip>
 #include <ostream>
-#include <sstream>
 #include <unistd.h>
 
 namespace aoa {
 
 namespace {
 
-/// "aoa-run: error: …" (with `who`, "aoa-run: rank 2: error: …").
-void printError(std::ostream &err, const runtime::Error &error,
-                const std::string &who = "") {
-  // One write, so that the lines of several ranks do not interleave.
-  std::string text = "aoa-run: " + who + "error: " + error.message + "\n";
-  if (!error.hint.empty())
-    text += "hint: " + error.hint + "\n";
-  err << text;
-  err.flush();
-}
-
 std::string rate(uint64_t bytes, double seconds) {
   return formatByteSize(int64_t(seconds > 0 ? double(bytes) / seconds : 0)) +
          "/s";
-}
-
-/// The plan's bytes, text or binary (RunCommand::planText, or the plan
-/// file's), or an error.
-runtime::Expected<std::string> readPlanFile(const RunCommand &command) {
-  if (command.planText)
-    return *command.planText;
-  const std::string &path = command.planPath;
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return runtime::Error{"cannot open the plan '" + path + "'",
-                          "write one with aoa-compile CONFIG --src SRC_META "
-                          "--dst DST_META -o PLAN"};
-  std::ostringstream buffer;
-  buffer << file.rdbuf();
-  return buffer.str();
-}
-
-/// Reads and verifies the plan (text or binary); diagnostics go to `err`.
-std::optional<plan::Plan> parsePlan(const RunCommand &command,
-                                    const std::string &text,
-                                    std::ostream &err,
-                                    binplan::PlanOrigin &origin) {
-  SourceManager sources;
-  DiagnosticEngine diags(sources);
-  TextDiagnosticPrinter printer(err, sources, command.color);
-  diags.setHandler(printer.handler());
-  std::optional<plan::Plan> plan =
-      readPlanBytes(command.planPath, text, sources, diags, &origin);
-  if (!plan)
-    err << diags.errorCount()
-        << (diags.errorCount() == 1 ? " error" : " errors")
-        << " in the plan; nothing was written.\n";
-  return plan;
 }
 
 void makeMeter(ProgressStyle style,
@@ -171,7 +126,7 @@ unsigned launcherProcessCount() {
 
 int runLocally(const RunCommand &command, std::ostream &err) {
   if (unsigned processes = launcherProcessCount(); processes > 1) {
-    printError(err, runtime::Error{
+    printRunError(err, runtime::Error{
                         "aoa-run was started as one of " +
                             std::to_string(processes) +
                             " processes (by mpirun) with --backend=local, "
@@ -182,7 +137,7 @@ int runLocally(const RunCommand &command, std::ostream &err) {
   }
   runtime::Expected<std::string> text = readPlanFile(command);
   if (!text.ok()) {
-    printError(err, text.error());
+    printRunError(err, text.error());
     return 1;
   }
   binplan::PlanOrigin origin;
@@ -192,12 +147,12 @@ int runLocally(const RunCommand &command, std::ostream &err) {
   if (runtime::Status layout = checkSourceLayout(
           command.planPath, origin, command.options.sourceDirectory);
       !layout.ok()) {
-    printError(err, layout.error());
+    printRunError(err, layout.error());
     return 1;
   }
 
   runtime::RunOptions options = command.options;
-  options.planFingerprint = runtime::contentHash(text->data(), text->size());
+  options.planFingerprint = planFingerprint(*text, origin);
   std::optional<runtime::ProgressMeter> meter;
   makeMeter(command.progress, meter);
   printHeader(err, command, *plan, "");
@@ -205,7 +160,7 @@ int runLocally(const RunCommand &command, std::ostream &err) {
   runtime::Expected<runtime::RunReport> report =
       runtime::runPlanLocally(*plan, options, meter ? &*meter : nullptr);
   if (!report.ok()) {
-    printError(err, report.error());
+    printRunError(err, report.error());
     std::error_code ignored;
     // Not when another run holds DST: its staging directory is its own.
     if (std::filesystem::exists(
@@ -235,9 +190,9 @@ std::string rankList(const std::vector<uint32_t> &ranks) {
 using RankRunner = std::function<runtime::RankRunResult(
     const plan::Plan &, const runtime::RunOptions &, runtime::ProgressMeter *)>;
 
-/// One rank of a job (mpi, nccl): rank 0 reads the plan and shares its
-/// text, every rank runs its program; rank 0 prints the progress and the
-/// summary, and every rank its own errors, prefixed with its rank.
+/// One rank of a job (mpi, nccl): every rank reads its part of the plan
+/// (RunPlanReading.h) and runs its program; rank 0 prints the progress and
+/// the summary, and every rank its own errors, prefixed with its rank.
 int runAsRankOfJob(const RunCommand &command, const runtime::RankGroup &group,
                    const std::string &backendLabel, const RankRunner &runner,
                    std::ostream &err) {
@@ -250,48 +205,37 @@ int runAsRankOfJob(const RunCommand &command, const runtime::RankGroup &group,
   options.sourceDirectory = withRank(options.sourceDirectory, rank);
   options.destinationDirectory = withRank(options.destinationDirectory, rank);
 
-  runtime::Expected<std::string> text = std::string();
-  if (rank == 0)
-    text = readPlanFile(command);
-  if (rank == 0 && !text.ok())
-    printError(err, text.error(), who);
-  if (!group.failedRanks(!text.ok()).empty())
+  std::optional<JobPlan> job = readJobPlan(command, group, err);
+  if (!job)
     return 1;
-  std::string planText = group.broadcast(std::move(*text));
-  // Every rank reads the same text alike; rank 0 prints the diagnostics.
-  std::ostringstream ignored;
-  binplan::PlanOrigin origin;
-  std::optional<plan::Plan> plan =
-      parsePlan(command, planText, rank == 0 ? err : ignored, origin);
-  if (!plan)
-    return 1;
+  const plan::Plan &plan = job->plan;
   // Rank 0 reads the source layout once; every rank stops on its verdict.
   runtime::Status layout;
   if (rank == 0)
     layout =
-        checkSourceLayout(command.planPath, origin, options.sourceDirectory);
+        checkSourceLayout(command.planPath, job->origin,
+                          options.sourceDirectory);
   if (!layout.ok())
-    printError(err, layout.error(), who);
+    printRunError(err, layout.error(), who);
   if (!group.failedRanks(!layout.ok()).empty())
     return 1;
 
-  options.planFingerprint =
-      runtime::contentHash(planText.data(), planText.size());
+  options.planFingerprint = job->fingerprint;
   std::optional<runtime::ProgressMeter> meter;
   if (rank == 0) {
     makeMeter(command.progress, meter);
-    printHeader(err, command, *plan,
+    printHeader(err, command, plan,
                 " (" + backendLabel + ", " + std::to_string(group.size()) +
                     (group.size() == 1 ? " process" : " processes") +
                     (options.nodeLocal ? ", node-local directories)" : ")"));
   }
   runtime::RankRunResult result =
-      runner(*plan, options, meter ? &*meter : nullptr);
+      runner(plan, options, meter ? &*meter : nullptr);
   if (!result.ok()) {
     if (result.error)
-      printError(err, *result.error, who);
+      printRunError(err, *result.error, who);
     if (rank == 0) {
-      // One write, as printError's: other ranks print at the same time.
+      // One write, as printRunError's: other ranks print at the same time.
       if (!result.error)
         err << ("aoa-run: " + who + "stopped: " +
                 rankList(result.failedRanks) + " failed (see " +
@@ -313,7 +257,7 @@ int runWithMpi(const RunCommand &command, std::ostream &err) {
   runtime::Expected<std::unique_ptr<runtime::MpiSession>> started =
       runtime::MpiSession::start();
   if (!started.ok()) {
-    printError(err, started.error());
+    printRunError(err, started.error());
     return 1;
   }
   const runtime::MpiSession &session = **started;
@@ -335,7 +279,7 @@ int runWithNccl(const RunCommand &command, std::ostream &err) {
   options.underLauncher = launcherProcessCount() > 0;
   runtime::NcclRank::Start started = runtime::NcclRank::start(options);
   if (started.error)
-    printError(err, *started.error, started.who);
+    printRunError(err, *started.error, started.who);
   if (!started.rank)
     return 1;
   runtime::NcclRank &rank = *started.rank;
@@ -354,11 +298,11 @@ int runWithNccl(const RunCommand &command, std::ostream &err) {
 int runPlanCommand(const RunCommand &command, std::ostream &err) {
   if (runtime::Status hook = runtime::checkFaultInjectionSetting();
       !hook.ok()) {
-    printError(err, hook.error());
+    printRunError(err, hook.error());
     return 1;
   }
   if (runtime::Status checked = checkNodeLocal(command); !checked.ok()) {
-    printError(err, checked.error());
+    printRunError(err, checked.error());
     return 1;
   }
   if (command.backend == "local")
@@ -367,7 +311,7 @@ int runPlanCommand(const RunCommand &command, std::ostream &err) {
     return runWithMpi(command, err);
   if (command.backend == "nccl")
     return runWithNccl(command, err);
-  printError(err, runtime::Error{"there is no backend '" + command.backend +
+  printRunError(err, runtime::Error{"there is no backend '" + command.backend +
                                      "'",
                                  "use --backend=local (all ranks in one "
                                  "process), --backend=mpi (under mpirun) or "

@@ -43,9 +43,12 @@ std::string unusableText(std::string_view text, bool path);
 
 class PlanChecker {
 public:
+  /// With `onlyRank`, only that rank's program is checked (verifyPlanRank).
   PlanChecker(const plan::Plan &plan, ErrorLimit &errors,
-              const PlanLocator *locator, PlanChecks checks)
-      : plan_(plan), errors_(errors), locator_(locator), checks_(checks) {}
+              const PlanLocator *locator, PlanChecks checks,
+              std::optional<uint32_t> onlyRank = std::nullopt)
+      : plan_(plan), errors_(errors), locator_(locator), checks_(checks),
+        onlyRank_(onlyRank) {}
 
   /// Runs every check; true when none failed.
   bool run();
@@ -144,6 +147,7 @@ private:
   ErrorLimit &errors_;
   const PlanLocator *locator_;
   PlanChecks checks_;
+  std::optional<uint32_t> onlyRank_;
   /// Per stored tensor: it passed its checks, so instructions may use it.
   std::vector<bool> sourceUsable_, destinationUsable_;
 

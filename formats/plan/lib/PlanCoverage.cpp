@@ -109,8 +109,9 @@ bool tilesExactly(llvm::ArrayRef<const Box *> pieces, int64_t expected) {
 class CoverageChecker {
 public:
   CoverageChecker(const plan::Plan &plan,
-                  llvm::function_ref<bool(CoverageFinding)> report)
-      : plan_(plan), report_(report) {}
+                  llvm::function_ref<bool(CoverageFinding)> report,
+                  std::optional<uint32_t> onlyRank)
+      : plan_(plan), report_(report), onlyRank_(onlyRank) {}
 
   void run() {
     groupKeys(false); // a source key's tensors need only agree
@@ -239,7 +240,9 @@ private:
   void checkWrites() {
     std::vector<std::vector<WriteRef>> writes(plan_.destinationTensors.size());
     for (uint32_t r = 0; r < plan_.programs.size(); ++r)
-      for (uint32_t k = 0; k < plan_.programs[r].rounds.size(); ++k) {
+      for (uint32_t k = 0; (!onlyRank_ || r == *onlyRank_) &&
+                           k < plan_.programs[r].rounds.size();
+           ++k) {
         const std::vector<plan::Instruction> &list =
             plan_.programs[r].rounds[k].instructions;
         for (uint32_t i = 0; i < list.size(); ++i)
@@ -247,7 +250,10 @@ private:
             writes[list[i].tensor].push_back(WriteRef{r, k, i, &list[i].region});
       }
     for (uint32_t t = 0; t < writes.size() && !stopped_; ++t)
-      checkTensorWrites(t, writes[t]);
+      if (!onlyRank_ ||
+          plan_.destinationFiles[plan_.destinationTensors[t].file].rank ==
+              *onlyRank_)
+        checkTensorWrites(t, writes[t]);
   }
 
   void checkTensorWrites(uint32_t tensor, const std::vector<WriteRef> &writes) {
@@ -293,14 +299,16 @@ private:
 
   const plan::Plan &plan_;
   llvm::function_ref<bool(CoverageFinding)> report_;
+  std::optional<uint32_t> onlyRank_;
   bool stopped_ = false;
 };
 
 } // namespace
 
 void checkPlanCoverage(const plan::Plan &plan,
-                       llvm::function_ref<bool(CoverageFinding)> report) {
-  CoverageChecker(plan, report).run();
+                       llvm::function_ref<bool(CoverageFinding)> report,
+                       std::optional<uint32_t> onlyRank) {
+  CoverageChecker(plan, report, onlyRank).run();
 }
 
 } // namespace aoa

@@ -42,9 +42,12 @@ struct CoverageFinding {
 
 /// Reports each finding; stops when `report` returns false. The plan must
 /// have passed every other check of the verifier (ids, boxes and regions
-/// valid), so nothing here is bounds-checked again.
+/// valid), so nothing here is bounds-checked again. With `onlyRank`, the
+/// writes checked are that rank's, into the tensors of the files it owns:
+/// a rank writes only its own files, so they are all of those tensors'.
 void checkPlanCoverage(const plan::Plan &plan,
-                       llvm::function_ref<bool(CoverageFinding)> report);
+                       llvm::function_ref<bool(CoverageFinding)> report,
+                       std::optional<uint32_t> onlyRank = std::nullopt);
 
 } // namespace aoa
 

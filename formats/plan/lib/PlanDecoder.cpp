@@ -84,12 +84,12 @@ bool PlanDecoder::header(PlanOrigin *origin) {
                 " sections; " + std::to_string(plan_.ranks) + " ranks need " +
                 std::to_string(uint64_t(kSharedSections) + plan_.ranks));
   if (origin) {
-    origin->sourceLayoutHash.reset();
-    origin->destinationLayoutHash.reset();
+    *origin = PlanOrigin();
     if (flags & kHasSourceLayoutHash)
       origin->sourceLayoutHash = sourceHash;
     if (flags & kHasDestinationLayoutHash)
       origin->destinationLayoutHash = destinationHash;
+    origin->headerChecksum = recordedHeaderSum;
   }
   return directory(sections, directorySum, fileSize);
 }

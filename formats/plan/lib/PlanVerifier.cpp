@@ -47,26 +47,37 @@ bool PlanChecker::run() {
   checkHuggingFaceDestination();
   if (checks_ == PlanChecks::Tables)
     return errors_.count() == before && !errors_.stopped();
-  bool sameRounds = checkRoundCounts();
-  for (uint32_t r = 0; r < plan_.programs.size() && !errors_.stopped(); ++r)
-    for (uint32_t k = 0;
-         k < plan_.programs[r].rounds.size() && !errors_.stopped(); ++k)
-      checkRound(r, k);
-  if (sameRounds && plan_.programs.size() == plan_.ranks &&
-      !plan_.programs.empty())
-    for (uint32_t k = 0;
-         k < plan_.programs[0].rounds.size() && !errors_.stopped(); ++k)
-      checkExchanges(k);
+  if (onlyRank_) {
+    if (*onlyRank_ < plan_.programs.size())
+      for (uint32_t k = 0; k < plan_.programs[*onlyRank_].rounds.size() &&
+                           !errors_.stopped();
+           ++k)
+        checkRound(*onlyRank_, k);
+  } else {
+    bool sameRounds = checkRoundCounts();
+    for (uint32_t r = 0; r < plan_.programs.size() && !errors_.stopped(); ++r)
+      for (uint32_t k = 0;
+           k < plan_.programs[r].rounds.size() && !errors_.stopped(); ++k)
+        checkRound(r, k);
+    if (sameRounds && plan_.programs.size() == plan_.ranks &&
+        !plan_.programs.empty())
+      for (uint32_t k = 0;
+           k < plan_.programs[0].rounds.size() && !errors_.stopped(); ++k)
+        checkExchanges(k);
+  }
   // Coverage is a property of the whole plan, checked once every part of
   // it is known to be well-formed.
   if (errors_.count() == before && !errors_.stopped())
-    checkPlanCoverage(plan_, [&](CoverageFinding finding) {
-      auto diag = error(finding.site, finding.message);
-      if (finding.noteSite)
-        note(diag, *finding.noteSite, finding.note);
-      diag.hint(finding.hint);
-      return !errors_.stopped();
-    });
+    checkPlanCoverage(
+        plan_,
+        [&](CoverageFinding finding) {
+          auto diag = error(finding.site, finding.message);
+          if (finding.noteSite)
+            note(diag, *finding.noteSite, finding.note);
+          diag.hint(finding.hint);
+          return !errors_.stopped();
+        },
+        onlyRank_);
   return errors_.count() == before && !errors_.stopped();
 }
 
@@ -203,6 +214,13 @@ bool verifyPlan(const plan::Plan &plan, DiagnosticEngine &diags,
                 PlanChecks checks) {
   ErrorLimit errors(diags);
   return plancheck::PlanChecker(plan, errors, nullptr, checks).run();
+}
+
+bool verifyPlanRank(const plan::Plan &plan, uint32_t rank,
+                    DiagnosticEngine &diags) {
+  ErrorLimit errors(diags);
+  return plancheck::PlanChecker(plan, errors, nullptr, PlanChecks::All, rank)
+      .run();
 }
 
 } // namespace aoa

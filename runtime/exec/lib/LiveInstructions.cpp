@@ -35,10 +35,6 @@ Expected<InstructionMask> liveInstructions(const plan::Plan &plan,
     return live;
 
   for (size_t r = 0; r < rounds; ++r) {
-    Expected<std::vector<std::vector<SendRef>>> messages =
-        matchMessages(plan, r);
-    if (!messages.ok())
-      return messages.error();
     // used[rank][buffer]: some live instruction reads it.
     std::vector<std::vector<uint8_t>> used(ranks);
     forEachRankRound(plan, r, [&](size_t rank, const plan::Round &round) {
@@ -65,27 +61,48 @@ Expected<InstructionMask> liveInstructions(const plan::Plan &plan,
           used[rank][inst.input] = 1;
       }
     });
-    // A recv is live when any buffer it brings is used; its send is live
-    // with it and marks what it carries.
-    forEachRankRound(plan, r, [&](size_t rank, const plan::Round &round) {
-      for (size_t i = 0; i < round.instructions.size(); ++i) {
-        const plan::Instruction &inst = round.instructions[i];
-        if (inst.opcode != Opcode::Recv)
-          continue;
-        bool needed = false;
-        for (uint32_t b : inst.buffers)
-          needed |= used[rank][b] != 0;
-        live[rank][r][i] = needed;
-        if (!needed)
-          continue;
-        SendRef send = (*messages)[rank][i];
-        live[send.rank][r][send.instruction] = 1;
-        const plan::Instruction &sendInst =
-            plan.programs[send.rank].rounds[r].instructions[send.instruction];
-        for (uint32_t b : sendInst.buffers)
-          used[send.rank][b] = 1;
-      }
-    });
+    if (plan.onlyRank) {
+      // The other end of each message is another process's, which cannot
+      // tell this one whether it is needed: every message is kept (with the
+      // reads a send carries), so both ends always post it.
+      forEachRankRound(plan, r, [&](size_t rank, const plan::Round &round) {
+        for (size_t i = 0; i < round.instructions.size(); ++i) {
+          const plan::Instruction &inst = round.instructions[i];
+          if (inst.opcode != Opcode::Send && inst.opcode != Opcode::Recv)
+            continue;
+          live[rank][r][i] = 1;
+          if (inst.opcode == Opcode::Send)
+            for (uint32_t b : inst.buffers)
+              used[rank][b] = 1;
+        }
+      });
+    } else {
+      Expected<std::vector<std::vector<SendRef>>> messages =
+          matchMessages(plan, r);
+      if (!messages.ok())
+        return messages.error();
+      // A recv is live when any buffer it brings is used; its send is live
+      // with it and marks what it carries.
+      forEachRankRound(plan, r, [&](size_t rank, const plan::Round &round) {
+        for (size_t i = 0; i < round.instructions.size(); ++i) {
+          const plan::Instruction &inst = round.instructions[i];
+          if (inst.opcode != Opcode::Recv)
+            continue;
+          bool needed = false;
+          for (uint32_t b : inst.buffers)
+            needed |= used[rank][b] != 0;
+          live[rank][r][i] = needed;
+          if (!needed)
+            continue;
+          SendRef send = (*messages)[rank][i];
+          live[send.rank][r][send.instruction] = 1;
+          const plan::Instruction &sendInst =
+              plan.programs[send.rank].rounds[r].instructions[send.instruction];
+          for (uint32_t b : sendInst.buffers)
+            used[send.rank][b] = 1;
+        }
+      });
+    }
     forEachRankRound(plan, r, [&](size_t rank, const plan::Round &round) {
       for (size_t i = 0; i < round.instructions.size(); ++i) {
         const plan::Instruction &inst = round.instructions[i];

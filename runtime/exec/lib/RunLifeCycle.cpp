@@ -140,6 +140,7 @@ RankRunResult RunLifeCycle::run() {
     return finish();
   if (!openDestination() || !agree(prepareWork()))
     return failAfterOpen();
+  agreeOnRoundsWithWork();
 
   std::vector<uint64_t> total = {destinations_->bytesToWrite()};
   group_.sum(total);
@@ -166,7 +167,10 @@ RankRunResult RunLifeCycle::run() {
 }
 
 RankRunResult RunLifeCycle::runIntoMemory() {
-  if (!agree(prepareWork()) || !runRounds())
+  if (!agree(prepareWork()))
+    return failAfterOpen();
+  agreeOnRoundsWithWork();
+  if (!runRounds())
     return failAfterOpen();
   releaseBuffers();
   sumTotals(bytesWrittenToMemory_.load());

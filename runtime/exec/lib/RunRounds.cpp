@@ -22,13 +22,20 @@ size_t RunLifeCycle::roundCount() const {
   return rounds;
 }
 
-bool RunLifeCycle::roundHasWork(size_t r) const {
+void RunLifeCycle::agreeOnRoundsWithWork() {
+  roundsWithWork_.assign(roundCount(), 0);
   for (const auto &rounds : live_)
-    if (r < rounds.size())
+    for (size_t r = 0; r < rounds.size() && r < roundsWithWork_.size(); ++r)
       for (uint8_t live : rounds[r])
-        if (live)
-          return true;
-  return false;
+        if (live) {
+          roundsWithWork_[r] = 1;
+          break;
+        }
+  group_.max(roundsWithWork_);
+}
+
+bool RunLifeCycle::roundHasWork(size_t r) const {
+  return r < roundsWithWork_.size() && roundsWithWork_[r] != 0;
 }
 
 RankRound RunLifeCycle::liveRound(uint32_t rank, size_t r) const {

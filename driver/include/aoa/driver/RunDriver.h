@@ -4,9 +4,10 @@
 // picks the backend, runs it with a progress meter, and reports. `local`
 // runs every rank in this process; `mpi` runs this process's rank of an
 // mpirun job (MPI lives for the call: MpiSession, in
-// aoa/runtime/backends/MpiBackend.h): rank 0 reads the plan and shares it,
-// prints the progress and the summary, and every rank prints its own errors
-// prefixed with "rank R: ". `nccl` runs this process's rank on a GPU
+// aoa/runtime/backends/MpiBackend.h): each process reads only its rank's
+// section of a binary plan (lib/RunPlanReading.h), rank 0 prints the
+// progress and the summary, and every rank prints its own errors prefixed
+// with "rank R: ". `nccl` runs this process's rank on a GPU
 // (aoa/runtime/backends/NcclBackend.h): the job is MPI's when
 // mpirun started it, else RANK / WORLD_SIZE (and LOCAL_RANK picks the GPU)
 // with a rendezvous directory. A backend this build or machine lacks is

@@ -195,6 +195,11 @@ struct Plan {
   std::vector<std::string> copiedFiles;
   /// One program per rank (all rounds, the same count on every rank).
   std::vector<RankProgram> programs;
+  /// Set when only this rank's program was read (binplan::readBinaryPlanRank
+  /// and what aoa-run reads in each process of a job): the other programs
+  /// are empty, and what needs them (the pairing of messages, what a resumed
+  /// run may skip) is agreed between the processes instead.
+  std::optional<uint32_t> onlyRank;
 
   std::vector<RankCost> costs() const;
 };

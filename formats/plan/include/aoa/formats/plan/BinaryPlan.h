@@ -39,6 +39,11 @@ constexpr uint32_t kOldestVersion = 1;
 struct PlanOrigin {
   std::optional<uint64_t> sourceLayoutHash;
   std::optional<uint64_t> destinationLayoutHash;
+  /// Set by the readers (the writer and == ignore it): the checksum the
+  /// header records of itself. It covers the directory's checksum, and the
+  /// directory every section's, so it names the whole plan's bytes; aoa-run
+  /// takes it as the plan's fingerprint without reading every section.
+  std::optional<uint64_t> headerChecksum = std::nullopt;
   friend bool operator==(const PlanOrigin &a, const PlanOrigin &b) {
     return a.sourceLayoutHash == b.sourceLayoutHash &&
            a.destinationLayoutHash == b.destinationLayoutHash;
@@ -68,13 +73,30 @@ std::optional<plan::Plan> readBinaryPlan(const std::string &path,
                                          DiagnosticEngine &diags,
                                          PlanOrigin *origin = nullptr);
 
+/// What the rank readers do with a rank past the plan's ranks.
+enum class AbsentRank {
+  /// Report it as an error.
+  Refuse,
+  /// Return the header and the tables, every program empty: a process that
+  /// a job started beyond the plan's ranks still takes part in the job's
+  /// checks, which then refuse the job on every process.
+  Allow,
+};
+
 /// Reads the header, the shared tables and rank `rank`'s section of `path`
 /// only (other sections are neither read nor checked): the plan's
-/// programs are all empty except rank `rank`'s.
-std::optional<plan::Plan> readBinaryPlanRank(const std::string &path,
-                                             uint32_t rank,
-                                             DiagnosticEngine &diags,
-                                             PlanOrigin *origin = nullptr);
+/// programs are all empty except rank `rank`'s, and Plan::onlyRank is set.
+std::optional<plan::Plan>
+readBinaryPlanRank(const std::string &path, uint32_t rank,
+                   DiagnosticEngine &diags, PlanOrigin *origin = nullptr,
+                   AbsentRank absent = AbsentRank::Refuse);
+
+/// As readBinaryPlanRank, from a whole binary plan held in memory.
+std::optional<plan::Plan>
+readBinaryPlanRankBytes(const std::string &path, std::string_view bytes,
+                        uint32_t rank, DiagnosticEngine &diags,
+                        PlanOrigin *origin = nullptr,
+                        AbsentRank absent = AbsentRank::Refuse);
 
 } // namespace binplan
 } // namespace aoa

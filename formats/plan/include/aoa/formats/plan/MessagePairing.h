@@ -34,6 +34,19 @@ struct LinkMessages {
 std::map<std::pair<uint32_t, uint32_t>, LinkMessages>
 roundMessages(const Plan &plan, size_t round);
 
+/// One rank's side of the pairing, for processes that each hold only their
+/// own program (Plan::onlyRank): over the rank's sends, the sum of a hash of
+/// (round, sender, receiver, j, the dtypes and shapes moved) for the j-th
+/// send on that link in that round; over its recvs, the same for the j-th
+/// recv. Summed over all ranks, `sends` equals `recvs` when every send has
+/// its recv moving the same types; a message without its partner makes the
+/// sums differ (but with a chance of 2^-64).
+struct ExchangeSignature {
+  uint64_t sends = 0;
+  uint64_t recvs = 0;
+};
+ExchangeSignature exchangeSignature(const Plan &plan, uint32_t rank);
+
 } // namespace aoa::plan
 
 #endif // AOA_FORMATS_PLAN_MESSAGEPAIRING_H

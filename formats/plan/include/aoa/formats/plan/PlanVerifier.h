@@ -32,6 +32,15 @@ enum class PlanChecks {
 bool verifyPlan(const plan::Plan &plan, DiagnosticEngine &diags,
                 PlanChecks checks = PlanChecks::All);
 
+/// The rules one rank can check alone (a plan read with Plan::onlyRank set,
+/// or any plan, of which only rank `rank`'s program is looked at): the
+/// tables, that rank's rounds, and the coverage of the destination tensors
+/// in the files it owns, which only its writes fill. What spans ranks (the
+/// round counts and the pairing of messages) the processes of a run check
+/// together (MessagePairing.h's exchangeSignature).
+bool verifyPlanRank(const plan::Plan &plan, uint32_t rank,
+                    DiagnosticEngine &diags);
+
 } // namespace aoa
 
 #endif // AOA_FORMATS_PLAN_PLANVERIFIER_H

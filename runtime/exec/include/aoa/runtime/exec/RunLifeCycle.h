@@ -103,7 +103,8 @@ protected:
   std::vector<uint32_t> ranksRun() const;
   /// The number of rounds of the longest rank program.
   size_t roundCount() const;
-  /// Whether any rank has a live instruction in round `r`.
+  /// Whether any rank has a live instruction in round `r` (agreed by the
+  /// processes: one that holds only its own program cannot tell alone).
   bool roundHasWork(size_t r) const;
   /// Rank `rank`'s round `r`, with only its live instructions.
   RankRound liveRound(uint32_t rank, size_t r) const;
@@ -140,6 +141,8 @@ protected:
   std::unique_ptr<DestinationFiles> destinations_;
   std::optional<SourceFiles> sources_;
   InstructionMask live_;
+  /// Per round: some rank has live work in it (agreeOnRoundsWithWork).
+  std::vector<uint64_t> roundsWithWork_;
   uint64_t bytesExchanged_ = 0;
   std::atomic<uint64_t> bytesRead_{0};
   /// Of the bytes written, those copied file to file.
@@ -157,6 +160,8 @@ private:
   /// runs, as the memory error's tail: "; the largest is rank R's round K,
   /// SIZE".
   std::string largestRound() const;
+  /// Collective: roundsWithWork_ from every process's live_.
+  void agreeOnRoundsWithWork();
   /// The rounds of a run that writes no files (!writesFiles()).
   RankRunResult runIntoMemory();
   /// Collective: the report's byte totals over all processes.
