@@ -4,7 +4,10 @@
 // finished. Within a round data flows read -> send/recv -> copy -> write, so
 // liveness is a backward walk: a write is live when its file is unfinished, a
 // copy when its output is used by something live, a message when any buffer
-// it carries is, a read when its buffer is. A fresh run keeps everything.
+// it carries is, a read when its buffer is. A fresh run keeps everything. A
+// plan that holds only one rank's program (Plan::onlyRank: a process of an
+// mpi or nccl job) cannot see the other end of its messages: it keeps every
+// send and recv (and the reads a send carries), so both ends agree.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_RUNTIME_EXEC_LIVEINSTRUCTIONS_H
