@@ -7,7 +7,8 @@
 # PP2 x EP2 x TP2, destination PP4 x EP2 x TP1, data parallel over the rest
 # of the ranks.
 # Usage: bash bench/plan_growth.sh [BUILD_DIR] [OUT_DIR] [RANKS...]
-# BUILD_DIR needs aoa-layout, aoa-compile and aoa-bench-load-metadata;
+# BUILD_DIR needs aoa-layout, aoa-compile, aoa-bench-load-metadata and
+# aoa-bench-plan-read (what one process of an mpi run reads: rank 1's part);
 # OUT_DIR (default /tmp/aoa-growth) receives about 0.5 GB, 0.4 GB of it for
 # 16,384 ranks.
 # LAYERS (environment, default 16) sets the model's depth.
@@ -66,6 +67,7 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
 
 rows=()
 per_shard=()
+rank_reads=()
 for ranks in "${ranks_list[@]}"; do
   dir="$out_dir/r$ranks"
   mkdir -p "$dir"
@@ -104,6 +106,10 @@ for ranks in "${ranks_list[@]}"; do
   echo "plan: $plan_bytes bytes, shared sections $shared bytes"
   echo "busiest rank $busy: $busy_moved bytes moved, $busy_instr instructions, section $busy_section bytes"
   echo "largest section: rank $largest, $largest_section bytes ($largest_moved bytes moved)"
+  /usr/bin/time -f "%e %M" -o "$dir/rank-read.time" \
+    "$build_dir/bin/aoa-bench-plan-read" "$dir/plan.bin" --rank 1
+  read -r rank_read_s rank_read_kib < "$dir/rank-read.time"
+  rank_reads+=("| $ranks | $rank_read_s | $(mib "$rank_read_kib") |")
   rows+=("| $ranks | $src_shards | $dst_shards | $load_s / $load_cpu | $(mib "$load_kib") | $compile_s / $compile_cpu | $resolve_s | $schedule_s | $verify_s | $(mib "$compile_kib") | $plan_bytes | $shared | $smin / $smed / $smax | $busy_moved ($busy_instr instr., section $busy_section) |")
   per_shard+=("$(awk -v r="$ranks" -v n=$((src_shards + dst_shards)) -v c="$compile_cpu" -v l="$load_cpu" \
     -v rs="$resolve_s" -v sc="$schedule_s" -v k="$compile_kib" -v lk="$load_kib" -v p="$plan_bytes" -v sh="$shared" 'BEGIN {
@@ -119,3 +125,7 @@ echo "== per shard (source + destination)"
 echo "| ranks | shards | compile CPU µs | load CPU µs | resolve-shard-sources µs | schedule µs | compile RSS bytes | load RSS bytes | plan bytes | shared sections bytes |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 printf '%s\n' "${per_shard[@]}"
+echo "== what one process of an mpi run reads and checks (rank 1: header, shared tables, its section)"
+echo "| ranks | wall s | peak RSS MiB |"
+echo "| --- | --- | --- |"
+printf '%s\n' "${rank_reads[@]}"
