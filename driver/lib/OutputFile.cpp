@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <ostream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace aoa {
@@ -69,6 +70,25 @@ std::optional<OutputFile> OutputFile::open(const std::string &path,
     return out;
   }
   OutputFile out(path, nullptr);
+  struct stat existing {};
+  if (::stat(path.c_str(), &existing) == 0 && S_ISDIR(existing.st_mode)) {
+    error = "'" + path + "' is a directory";
+    out.done_ = true;
+    return std::nullopt;
+  }
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    // A device or a pipe (/dev/null, a FIFO) is written in place: renaming
+    // a temporary over it would replace the device with a plain file.
+    out.inPlace_ = true;
+    out.file_ = std::make_unique<std::ofstream>(path, std::ios::binary);
+    if (!*out.file_) {
+      error = "cannot open '" + path + "': " + std::strerror(errno);
+      out.file_.reset();
+      out.done_ = true;
+      return std::nullopt;
+    }
+    return out;
+  }
   out.temporary_ = path + ".tmp." + std::to_string(::getpid());
   out.file_ = std::make_unique<std::ofstream>(
       out.temporary_, std::ios::binary | std::ios::trunc);
@@ -85,7 +105,8 @@ OutputFile::OutputFile(OutputFile &&other) noexcept
     : path_(std::move(other.path_)), temporary_(std::move(other.temporary_)),
       stdout_(other.stdout_), spill_(std::move(other.spill_)),
       spillStream_(std::move(other.spillStream_)),
-      file_(std::move(other.file_)), done_(other.done_) {
+      file_(std::move(other.file_)), inPlace_(other.inPlace_),
+      done_(other.done_) {
   other.done_ = true;
 }
 
@@ -97,7 +118,8 @@ void OutputFile::discard() {
   done_ = true;
   if (file_) {
     file_->close();
-    ::unlink(temporary_.c_str());
+    if (!inPlace_)
+      ::unlink(temporary_.c_str());
   }
 }
 
@@ -120,10 +142,15 @@ std::optional<std::string> OutputFile::commit() {
   bool written = static_cast<bool>(*file_);
   int savedErrno = errno;
   file_->close();
+  const std::string &writtenTo = inPlace_ ? path_ : temporary_;
   if (!written || file_->fail()) {
     discard();
-    return "cannot write '" + temporary_ + "': " +
+    return "cannot write '" + writtenTo + "': " +
            std::strerror(savedErrno ? savedErrno : EIO);
+  }
+  if (inPlace_) {
+    done_ = true;
+    return std::nullopt;
   }
   // The stream hides its descriptor; fsync through a second one flushes the
   // same file.

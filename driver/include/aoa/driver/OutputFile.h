@@ -5,6 +5,9 @@
 // rename). Output to standard output ("-") is held in memory until commit, so
 // a failed run prints nothing there either, up to 64 MiB: beyond that it
 // streams (a failure then leaves printed text, and the exit code says so).
+// A path that exists and is neither a regular file nor a directory (a device
+// such as /dev/null, a FIFO) is written in place: there is nothing to
+// replace atomically, and a rename would replace the device itself.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_DRIVER_OUTPUTFILE_H
@@ -48,6 +51,8 @@ private:
   std::unique_ptr<std::streambuf> spill_;
   std::unique_ptr<std::ostream> spillStream_;
   std::unique_ptr<std::ofstream> file_;
+  /// Writing `path_` itself (a device or a pipe), not a temporary.
+  bool inPlace_ = false;
   bool done_ = false;
 };
 
