@@ -110,11 +110,12 @@ plan::Plan samplePlan() {
   plan::Plan p;
   p.ranks = 2;
   p.memoryBudget = 1 << 20;
-  p.sourceFiles = {{"src/rank0.safetensors", 0}, {"src/rank1.safetensors", 1}};
-  p.destinationFiles = {{"model-00001.safetensors", 0},
-                        {"opt-rank0.safetensors", 0},
-                        {"opt-rank1.safetensors", 1},
-                        {"model-00002.safetensors", 1}};
+  p.sourceFiles = {{"src/rank0.safetensors", 0, std::nullopt},
+                   {"src/rank1.safetensors", 1, std::nullopt}};
+  p.destinationFiles = {{"model-00001.safetensors", 0, std::nullopt},
+                        {"opt-rank0.safetensors", 0, std::nullopt},
+                        {"opt-rank1.safetensors", 1, std::nullopt},
+                        {"model-00002.safetensors", 1, std::nullopt}};
   const DType bf16 = DType::BF16, f32 = DType::F32;
   p.sourceTensors = {
       tensor(0, "w", bf16, {8, 4}, box({{0, 4}, {0, 4}})),

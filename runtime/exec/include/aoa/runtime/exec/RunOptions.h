@@ -1,6 +1,6 @@
 //===- RunOptions.h - What an execution of a plan is told and tells -*- C++ -*-===//
 //
-// Shared by every backend: local and mpi now, nccl later (docs/aoa-run.md).
+// Shared by every backend: local, mpi and nccl (docs/aoa-run.md).
 // A plan is the same for all of them; only the executor changes.
 //
 //===----------------------------------------------------------------------===//
