@@ -3,7 +3,8 @@
 // The input is a binary plan (docs/plan-format.md, "Binary form") as
 // `aoa-run PLAN` reads it: readPlanBytes (the container reader, then the
 // plan verifier), and one rank's section as an mpi rank reads it
-// (readBinaryPlanRank, through a memory file).
+// (readBinaryPlanRank, through a memory file), then that rank's checks as a
+// process of an mpi run makes them (verifyPlanRank, exchangeSignature).
 //
 // Every section is checksummed, so almost every mutation would stop at the
 // first checksum. Each input is therefore read twice: as it is (the checksum
@@ -17,6 +18,8 @@
 
 #include "aoa/driver/PlanFile.h"
 #include "aoa/formats/plan/BinaryPlan.h"
+#include "aoa/formats/plan/MessagePairing.h"
+#include "aoa/formats/plan/PlanVerifier.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -89,8 +92,13 @@ void readOneRank(const std::string &bytes) {
     // The last rank when the count is plausible, else one past it.
     uint32_t rank = ranks > 0 ? ranks - 1 : 0;
     aoa::fuzz::RenderedDiagnostics r;
-    aoa::binplan::readBinaryPlanRank("/proc/self/fd/" + std::to_string(fd),
-                                     rank, r.diags);
+    // As a process of an mpi run: its own checks, then its side of the
+    // pairing (a rank past the plan's ranks reads the tables only).
+    std::optional<aoa::plan::Plan> plan = aoa::binplan::readBinaryPlanRank(
+        "/proc/self/fd/" + std::to_string(fd), rank, r.diags, nullptr,
+        aoa::binplan::AbsentRank::Allow);
+    if (plan && aoa::verifyPlanRank(*plan, rank, r.diags))
+      (void)aoa::plan::exchangeSignature(*plan, rank);
   }
   close(fd);
 }
