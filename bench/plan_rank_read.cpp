@@ -30,12 +30,11 @@ namespace {
 cl::opt<std::string> planPath(cl::Positional, cl::Required,
                               cl::desc("<binary plan>"));
 cl::opt<unsigned> rankToRead("rank", cl::init(0),
-                       cl::desc("The rank whose part is read"));
+                             cl::desc("The rank whose part is read"));
 cl::opt<bool> whole("whole", cl::desc("Read and verify every rank"));
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
@@ -79,7 +78,8 @@ int main(int argc, char **argv) {
               "of %zu source / %zu destination tensors, peak RSS %ld KiB "
               "(signature %016llx)\n",
               planPath.c_str(), plan->ranks,
-              whole ? "whole plan" : ("rank " + std::to_string(rankToRead)).c_str(),
+              whole ? "whole plan"
+                    : ("rank " + std::to_string(rankToRead)).c_str(),
               read, verify, instructions, plan->sourceTensors.size(),
               plan->destinationTensors.size(), peakKiB(),
               (unsigned long long)(signature.sends ^ signature.recvs));

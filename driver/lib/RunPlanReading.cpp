@@ -36,8 +36,7 @@ bool isBinaryPlanFile(const std::string &path) {
 
 /// Rank `rank`'s part of the binary plan (from the file, or from `bytes`
 /// when given), verified for that rank; diagnostics go to `out`.
-std::optional<JobPlan> readRankSection(const RunCommand &command,
-                                       uint32_t rank,
+std::optional<JobPlan> readRankSection(const RunCommand &command, uint32_t rank,
                                        const std::string *bytes,
                                        std::ostream &out) {
   SourceManager sources;
@@ -75,8 +74,7 @@ runtime::Status checkAcrossRanks(const RunCommand &command,
                         ? job.plan.programs[rank].rounds.size()
                         : 0;
   // Maxima of v and ~v: the largest and the smallest value of each.
-  std::vector<uint64_t> extremes = {fingerprint, ~fingerprint, rounds,
-                                    ~rounds};
+  std::vector<uint64_t> extremes = {fingerprint, ~fingerprint, rounds, ~rounds};
   group.max(extremes);
   if (extremes[0] != ~extremes[1])
     return runtime::Error{

@@ -1,4 +1,4 @@
-//===- RunPlanReading.h - The plan as aoa-run's processes read it -*- C++ -*-===//
+//===- RunPlanReading.h - How aoa-run's processes read a plan ---*- C++ -*-===//
 //
 // The local backend reads and verifies the whole plan. A process of a job
 // (mpi, nccl) reads only what its rank needs of a binary plan: the header,

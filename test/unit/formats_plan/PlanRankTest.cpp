@@ -119,8 +119,7 @@ TEST(PlanRankTest, AMissingRecvOrOtherTypesBreakThePairing) {
       round0.erase(round0.begin() + i);
       break;
     }
-  moved.programs[0].rounds[1].buffers =
-      moved.programs[0].rounds[0].buffers;
+  moved.programs[0].rounds[1].buffers = moved.programs[0].rounds[0].buffers;
   moved.programs[0].rounds[1].instructions.push_back(send);
   EXPECT_NE(unpaired(moved), 0u);
 
