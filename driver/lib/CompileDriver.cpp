@@ -324,6 +324,7 @@ bool runPasses(const CompileOptions &options, Program program,
     state.hasQueryFile = true;
   }
   state.memoryBudget = options.memoryBudget;
+  state.sharedSource = options.sharedSource;
   state.threads = options.threads;
   if (options.toHuggingFace)
     state.layoutDerivedDestination = huggingFaceLayoutMaker(options, diags);

@@ -95,6 +95,23 @@ runtime::Status checkNodeLocal(const RunCommand &command) {
   return placeholderIn("--dst-dir", options.destinationDirectory);
 }
 
+/// A plan compiled with --shared-src has ranks read source files that the
+/// metadata gives other ranks: node-local directories do not hold them.
+runtime::Status checkSourceAccess(const RunCommand &command,
+                                  const plan::Plan &plan) {
+  if (!command.options.nodeLocal ||
+      plan.sourceAccess != plan::SourceAccess::Shared)
+    return runtime::Status();
+  return runtime::Error{
+      "the plan '" + command.planPath +
+          "' was compiled with --shared-src: its ranks read source files "
+          "that the metadata gives other ranks, which --node-local "
+          "directories do not hold",
+      "run it without --node-local, with a --src-dir that every rank sees "
+      "(one host, or a shared file system), or compile the plan again "
+      "without --shared-src"};
+}
+
 void printSummary(std::ostream &err, const runtime::RunReport &report) {
   err << "aoa-run: wrote " << report.filesWritten << " files ("
       << formatByteSize(int64_t(report.bytesWritten)) << ")";
@@ -209,6 +226,13 @@ int runAsRankOfJob(const RunCommand &command, const runtime::RankGroup &group,
   if (!job)
     return 1;
   const plan::Plan &plan = job->plan;
+  // Every rank has the same plan and options, so all stop; rank 0 says why.
+  if (runtime::Status access = checkSourceAccess(command, plan);
+      !access.ok()) {
+    if (rank == 0)
+      printRunError(err, access.error(), who);
+    return 1;
+  }
   // Rank 0 reads the source layout once; every rank stops on its verdict.
   runtime::Status layout;
   if (rank == 0)

@@ -8,7 +8,9 @@
 // different flat ranges (SourceReplicas.h), so a replica is chosen per
 // segment of the box that the same replicas hold: one on the destination's
 // own rank, otherwise the one whose rank has read the fewest bytes so far, so
-// reads spread over ranks and files.
+// reads spread over ranks and files. With --shared-src every rank sees every
+// source file, so the destination's rank reads every piece it writes itself
+// (a replica on its own rank if any, else the least-read file's).
 //
 // This file walks the destination shards and holds the pass; the work is
 // split by concern as ShardSourceResolver.h says.
@@ -54,6 +56,8 @@ void ShardSourceResolver::run() {
     ranks = std::max(ranks, source.shard(id).rank() + 1);
   state_.plan.ranks = ranks;
   state_.plan.memoryBudget = state_.memoryBudget;
+  state_.plan.sourceAccess = state_.sharedSource ? plan::SourceAccess::Shared
+                                                 : plan::SourceAccess::Owner;
   checkFiles(source, "source");
   checkFiles(destination, "destination");
   // At most one stored tensor per shard; transfers are about two per

@@ -3,7 +3,9 @@
 // How resolve-shard-sources (ShardSourceResolver.h) binds one source region
 // of a find_shard_sources entry: it checks the region is stored, chooses a
 // replica per segment (local first, then the least-read rank and file),
-// joins boxes read from one replica into runs, and adds the transfers.
+// joins boxes read from one replica into runs, and adds the transfers. With
+// --shared-src the destination's rank reads every piece it writes, from
+// any replica (local first, then the least-read file).
 //
 //===----------------------------------------------------------------------===//
 #include "ShardSourceResolver.h"
@@ -93,7 +95,7 @@ ShardId ShardSourceResolver::chooseReplica(llvm::ArrayRef<ShardId> replicas,
   auto load = [&](ShardId id) {
     ShardRef shard = source.shard(id);
     return std::make_tuple(shard.rank() != destinationRank,
-                           readBytes_[shard.rank()],
+                           readBytes_[readingRank(shard, destinationRank)],
                            fileReadBytes_[shard.fileId()]);
   };
   ShardId best = replicas[0];
@@ -107,10 +109,13 @@ ShardId ShardSourceResolver::chooseManyReplicas(const ReplicaSegment &segment,
                                                 uint32_t destinationRank) {
   const ShardMetadata &source = *state_.source.metadata();
   llvm::ArrayRef<ShardId> replicas = segment.replicas;
+  // With --shared-src the reading rank is the destination's whatever the
+  // replica, so only the files' loads tell replicas apart (and the heap's
+  // loads stay lower bounds whichever rank asks).
   auto loadOf = [&](uint32_t position) {
     ShardRef shard = source.shard(replicas[position]);
-    return ReplicaLoad{readBytes_[shard.rank()], fileReadBytes_[shard.fileId()],
-                       position};
+    return ReplicaLoad{state_.sharedSource ? 0 : readBytes_[shard.rank()],
+                       fileReadBytes_[shard.fileId()], position};
   };
   auto [it, created] = replicaIndex_.try_emplace(&segment);
   ReplicaIndex &index = it->second;
@@ -159,9 +164,10 @@ ShardId ShardSourceResolver::chooseReplica(const ReplicaSegment &segment,
   ShardId best = segment.replicas.size() <= kScannedReplicas
                      ? chooseReplica(segment.replicas, destinationRank)
                      : chooseManyReplicas(segment, destinationRank);
-  if (!segment.rankHoldsTwo)
+  if (!readsOneReplicaPerRank(segment))
     return best;
-  uint32_t rank = state_.source.metadata()->shard(best).rank();
+  uint32_t rank =
+      readingRank(state_.source.metadata()->shard(best), destinationRank);
   return chosenOnRank_.emplace(std::make_pair(&segment, rank), best)
       .first->second;
 }
@@ -199,7 +205,7 @@ void ShardSourceResolver::bindRuns(const Binding &b,
       ShardId chosen = chooseReplica(segment, b.destinationRank);
       ShardRef shard = source.shard(chosen);
       int64_t bytes = part->volume() * elementSize;
-      readBytes_[shard.rank()] += bytes;
+      readBytes_[readingRank(shard, b.destinationRank)] += bytes;
       fileReadBytes_[shard.fileId()] += bytes;
       int64_t end = begin + box.volume();
       // A replica's range is contiguous, so it stores everything between
@@ -259,8 +265,9 @@ void ShardSourceResolver::bindReshaped(
   // from the one it chose first.
   ShardId replica = chooseReplica(common, b.destinationRank);
   ShardRef shard = state_.source.metadata()->shard(replica);
+  uint32_t reader = readingRank(shard, b.destinationRank);
   for (const ReplicaSegment *segment : segments) {
-    auto chosen = chosenOnRank_.find(std::make_pair(segment, shard.rank()));
+    auto chosen = chosenOnRank_.find(std::make_pair(segment, reader));
     if (chosen != chosenOnRank_.end() &&
         std::binary_search(common.begin(), common.end(), chosen->second)) {
       replica = chosen->second;
@@ -268,12 +275,13 @@ void ShardSourceResolver::bindReshaped(
       break;
     }
   }
+  reader = readingRank(shard, b.destinationRank);
   for (const ReplicaSegment *segment : segments)
-    if (segment->rankHoldsTwo)
-      chosenOnRank_.emplace(std::make_pair(segment, shard.rank()), replica);
+    if (readsOneReplicaPerRank(*segment))
+      chosenOnRank_.emplace(std::make_pair(segment, reader), replica);
   int64_t bytes =
       b.wanted.volume() * static_cast<int64_t>(dtypeSize(b.tensor.dtype()));
-  readBytes_[shard.rank()] += bytes;
+  readBytes_[reader] += bytes;
   fileReadBytes_[shard.fileId()] += bytes;
   addTransfer(b, b.wanted, replica);
 }
@@ -291,7 +299,8 @@ void ShardSourceResolver::addTransfer(const Binding &b, const Box &part,
     }
     destinationRegion = Box(dims);
   }
-  uint32_t sourceRank = state_.source.metadata()->shard(replica).rank();
+  uint32_t sourceRank =
+      readingRank(state_.source.metadata()->shard(replica), b.destinationRank);
   state_.transfers.push_back(
       Transfer{planSourceTensor(replica), part, b.destinationTensor,
                destinationRegion, sourceRank, b.destinationRank, b.transform});

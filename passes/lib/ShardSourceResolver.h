@@ -91,14 +91,27 @@ private:
   /// The elements of `wanted` that `segment` holds.
   static int64_t storedVolume(const ReplicaGroup &group,
                               const ReplicaSegment &segment, const Box &wanted);
+  /// The rank that reads `shard` for a destination on `destinationRank`:
+  /// the shard's own, or with --shared-src (every rank sees every source
+  /// file) the destination's, so no bytes travel between ranks.
+  uint32_t readingRank(ShardRef shard, uint32_t destinationRank) const {
+    return state_.sharedSource ? destinationRank : shard.rank();
+  }
+  /// Whether a rank that reads `segment` must keep reading it from one
+  /// replica: one rank holds two of them, or (--shared-src) any rank may
+  /// read any of them.
+  bool readsOneReplicaPerRank(const ReplicaSegment &segment) const {
+    return segment.rankHoldsTwo ||
+           (state_.sharedSource && segment.replicas.size() > 1);
+  }
   /// The replica to read: one on `destinationRank` if any (the least-read
   /// file there), else the one on the rank, then in the file, that has read
-  /// the least so far.
+  /// the least so far (--shared-src: in the least-read file).
   ShardId chooseReplica(llvm::ArrayRef<ShardId> replicas,
                         uint32_t destinationRank);
-  /// chooseReplica for a segment; where one rank holds two of its replicas,
-  /// that rank reads it from the one it chose first, so no rank reads one
-  /// source element from two copies.
+  /// chooseReplica for a segment; where one rank may read two of its
+  /// replicas (readsOneReplicaPerRank), that rank reads it from the one it
+  /// chose first, so no rank reads one source element from two copies.
   ShardId chooseReplica(const ReplicaSegment &segment,
                         uint32_t destinationRank);
   /// chooseReplica(replicas) for a segment of many replicas (data
@@ -130,7 +143,7 @@ private:
   std::vector<int64_t> fileReadBytes_; ///< by source metadata file id
   std::unordered_map<TensorId, std::vector<ReplicaGroup>> sourceReplicas_;
   /// (segment, rank) -> the replica that rank reads it from, for segments
-  /// with two replicas on one rank.
+  /// that readsOneReplicaPerRank.
   std::map<std::pair<const ReplicaSegment *, uint32_t>, ShardId> chosenOnRank_;
   /// By source shard: its plan source tensor, or kNoTensor (a table, not
   /// a map: most shards of a conversion are read).

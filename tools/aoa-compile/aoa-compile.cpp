@@ -115,6 +115,15 @@ static cl::opt<std::string> memoryBudget(
              "bytes or with a K/M/G suffix; 0 is no limit (default 1G)"),
     cl::value_desc("size"), cl::init("1G"), cl::cat(category));
 
+static cl::opt<bool> sharedSource(
+    "shared-src",
+    cl::desc("Every rank of the run sees every source file (a shared file "
+             "system, or one host): each rank reads the pieces it writes "
+             "itself, so no bytes travel between ranks. The plan records it "
+             "and aoa-run --node-local refuses it; without it a rank reads "
+             "only the source files the metadata gives it"),
+    cl::cat(category));
+
 static cl::list<std::string> printAfter(
     "print-after",
     cl::desc("Print the state after the named pass (to stderr with "
@@ -166,6 +175,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.memoryBudget = *budget;
+  options.sharedSource = sharedSource;
   if (!maxShardSize.empty()) {
     if (!toHuggingFace) {
       errs() << "aoa-compile: error: --max-shard-size applies only with "

@@ -37,7 +37,8 @@ static cl::opt<bool> nodeLocal(
              "which no other rank sees ({rank} in them becomes the rank); "
              "a rank reads only its own source files, writes only its own "
              "destination files, and rank 0's --dst-dir also gets "
-             "metadata.json (and the index and copied files)"),
+             "metadata.json (and the index and copied files); refused for "
+             "a plan compiled with aoa-compile --shared-src"),
     cl::cat(category));
 static cl::opt<std::string>
     backend("backend",
@@ -120,10 +121,11 @@ int main(int argc, char **argv) {
       "  symbolic link inside DST, and one run at a time writes into it (a\n"
       "  second one refuses while DST/.aoa-run/lock is held). With mpi or\n"
       "  nccl, DST is one directory every rank sees (one host or a shared\n"
-      "  file system); with --node-local each rank has its own directories\n"
-      "  (e.g. --src-dir 'in/rank{rank}' --dst-dir 'out/rank{rank}') and\n"
-      "  nothing needs to be shared. The exit code is 0 on success and 1 on\n"
-      "  any error.\n");
+      "  file system), and so is SRC for a plan compiled with aoa-compile\n"
+      "  --shared-src (each rank then reads what it writes itself); with\n"
+      "  --node-local each rank has its own directories (e.g. --src-dir\n"
+      "  'in/rank{rank}' --dst-dir 'out/rank{rank}') and nothing needs to\n"
+      "  be shared. The exit code is 0 on success and 1 on any error.\n");
 
   aoa::RunCommand command;
   command.planPath = planPath;

@@ -26,7 +26,11 @@ constexpr size_t kDirectoryEntrySize = 24;
 /// Header flags.
 constexpr uint32_t kHasSourceLayoutHash = 1u << 0;
 constexpr uint32_t kHasDestinationLayoutHash = 1u << 1;
-constexpr uint32_t kKnownFlags = kHasSourceLayoutHash | kHasDestinationLayoutHash;
+/// plan::SourceAccess::Shared (a reader that predates it refuses the plan
+/// as having an unknown flag, rather than running it as another plan).
+constexpr uint32_t kSharedSourceAccess = 1u << 2;
+constexpr uint32_t kKnownFlags =
+    kHasSourceLayoutHash | kHasDestinationLayoutHash | kSharedSourceAccess;
 
 /// The shared sections, in file order; rank r's section is kSharedSections + r.
 enum SharedSection : uint32_t {

@@ -382,7 +382,9 @@ std::string headerAndDirectory(const plan::Plan &plan, const PlanOrigin &origin,
   w.raw(std::string_view(kMagic, sizeof(kMagic)));
   w.u32(kVersion);
   w.u32((origin.sourceLayoutHash ? kHasSourceLayoutHash : 0) |
-        (origin.destinationLayoutHash ? kHasDestinationLayoutHash : 0));
+        (origin.destinationLayoutHash ? kHasDestinationLayoutHash : 0) |
+        (plan.sourceAccess == plan::SourceAccess::Shared ? kSharedSourceAccess
+                                                         : 0));
   // The plan model holds the program count; the verifier checks it equals
   // `ranks`, which the header records as it is.
   w.u32(plan.ranks);

@@ -79,6 +79,8 @@ bool PlanDecoder::header(PlanOrigin *origin) {
   if (format > uint32_t(plan::DestinationFormat::HuggingFace))
     return fail("unknown destination format " + std::to_string(format));
   plan_.destinationFormat = plan::DestinationFormat(format);
+  plan_.sourceAccess = flags & kSharedSourceAccess ? plan::SourceAccess::Shared
+                                                   : plan::SourceAccess::Owner;
   if (uint64_t(sections) != uint64_t(kSharedSections) + plan_.ranks)
     return fail("the header lists " + std::to_string(sections) +
                 " sections; " + std::to_string(plan_.ranks) + " ranks need " +

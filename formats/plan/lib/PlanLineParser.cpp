@@ -47,6 +47,9 @@ constexpr std::string_view kUsageDestinationTensor =
 constexpr std::string_view kUsageAddedKey = "write 'added-key \"KEY\"'";
 constexpr std::string_view kUsageDestinationFormat =
     "write 'destination-format aoa' or 'destination-format huggingface'";
+constexpr std::string_view kUsageSourceAccess =
+    "write 'source-access shared' (any rank may read any source file) or "
+    "'source-access owner'";
 constexpr std::string_view kUsageCopyFile = "write 'copy-file \"PATH\"'";
 constexpr std::string_view kUsageRank = "write 'rank RANK', e.g. 'rank 0'";
 constexpr std::string_view kUsageRound = "write 'round NUMBER', e.g. 'round 0'";
@@ -120,6 +123,7 @@ private:
   bool fileLine(std::string_view keyword, LineKind kind,
                 std::string_view usage);
   bool destinationFormatLine(std::string_view keyword);
+  bool sourceAccessLine(std::string_view keyword);
   bool tensorLine(std::string_view keyword, LineKind kind,
                   std::string_view usage);
   bool instructionWithResults();
@@ -294,6 +298,8 @@ bool LineParser::parse() {
                         &s.path);
     } else if (word == kDestinationFormat) {
       ok = destinationFormatLine(word);
+    } else if (word == kSourceAccess) {
+      ok = sourceAccessLine(word);
     } else if (word == kRank)
       ok = numberLine(word, "the rank", kMaxUInt32, LineKind::Rank, kUsageRank);
     else if (word == kRound)
@@ -321,6 +327,25 @@ bool LineParser::parse() {
       scan_.setHint("a '#' comment takes a whole line");
     return false;
   }
+  return true;
+}
+
+bool LineParser::sourceAccessLine(std::string_view keyword) {
+  scan_.setUsage(kUsageSourceAccess);
+  scan_.skip(keyword.size());
+  out_.kind = LineKind::SourceAccess;
+  std::string_view value = scan_.peekWord();
+  out_.sites.path = scan_.position();
+  if (value == kAccessOwner)
+    out_.sourceAccess = plan::SourceAccess::Owner;
+  else if (value == kAccessShared)
+    out_.sourceAccess = plan::SourceAccess::Shared;
+  else if (value.empty())
+    return scan_.expected("the source access ('shared' or 'owner')");
+  else
+    return scan_.fail(scan_.position(),
+                      "unknown source access " + quote(value));
+  scan_.skip(value.size());
   return true;
 }
 
@@ -609,6 +634,7 @@ const std::vector<std::string> &planLineWords() {
       std::string(kRanks),
       std::string(kMemoryBudget),
       std::string(kDestinationFormat),
+      std::string(kSourceAccess),
       std::string(kSourceFile),
       std::string(kDestinationFile),
       std::string(kSourceTensor),

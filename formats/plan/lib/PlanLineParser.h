@@ -32,7 +32,7 @@ struct LineSites {
   size_t keyword = 0; ///< the first token
   size_t number = 0;  ///< the version, count, id, rank or round number
   size_t rank = 0;    ///< a file's `rank` value
-  size_t path = 0;    ///< a file's path, an added key, a copied file, a format
+  size_t path = 0;    ///< a file's path, an added key, a copied file, a value
   size_t file = 0;    ///< a tensor's `file` value
   size_t name = 0;
   size_t key = 0;
@@ -61,6 +61,7 @@ struct ParsedLine {
   plan::StoredTensor tensor;
   std::string addedKey;
   plan::DestinationFormat destinationFormat = plan::DestinationFormat::Aoa;
+  plan::SourceAccess sourceAccess = plan::SourceAccess::Owner;
   std::string copiedFile;
   /// Instruction: the buffers it defines are `results` (also in
   /// instruction.buffer or instruction.buffers), declared `resultTypes`.

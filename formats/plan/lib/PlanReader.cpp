@@ -35,6 +35,7 @@ Section sectionOf(LineKind kind) {
   case LineKind::Ranks:
   case LineKind::MemoryBudget:
   case LineKind::DestinationFormat:
+  case LineKind::SourceAccess:
     return Section::Globals;
   case LineKind::SourceFile:
     return Section::SourceFiles;
@@ -78,6 +79,8 @@ std::string_view lineKeyword(LineKind kind) {
     return kAddedKey;
   case LineKind::DestinationFormat:
     return kDestinationFormat;
+  case LineKind::SourceAccess:
+    return kSourceAccess;
   case LineKind::CopyFile:
     return kCopyFile;
   case LineKind::Rank:
@@ -172,6 +175,15 @@ bool PlanTextReader::needsNewerVersion(size_t start) {
   }
   if (version_ >= 3)
     return false;
+  if (parsed_.kind == LineKind::SourceAccess) {
+    error(start + parsed_.sites.keyword,
+          "'" + std::string(kSourceAccess) +
+              "' lines need plan format version 3, but this plan is version " +
+              std::to_string(version_))
+        .note(locate(lines_.header), "the version is given here")
+        .hint("write 'aoa-plan 3'");
+    return true;
+  }
   bool fileLine = parsed_.kind == LineKind::SourceFile ||
                   parsed_.kind == LineKind::DestinationFile;
   bool tensorLine = parsed_.kind == LineKind::SourceTensor ||
@@ -196,6 +208,7 @@ void PlanTextReader::store(size_t start) {
   case LineKind::Ranks:
   case LineKind::MemoryBudget:
   case LineKind::DestinationFormat:
+  case LineKind::SourceAccess:
     global(start);
     return;
   case LineKind::SourceFile:

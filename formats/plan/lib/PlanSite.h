@@ -26,6 +26,7 @@ struct PlanSite {
     Ranks,        ///< the `ranks` line
     MemoryBudget, ///< the `memory-budget` line
     DestinationFormat,
+    SourceAccess, ///< the `source-access` line
     SourceFile,
     DestinationFile,
     SourceTensor,

@@ -89,6 +89,11 @@ void printHeadline(const plan::Plan &plan, const plan::RankCost &total,
   if (!plan.addedKeys.empty())
     os << ", " << plural(plan.addedKeys.size(), "added key");
   os << "\n";
+  // Only a plan compiled with --shared-src says so: the run's requirement.
+  if (plan.sourceAccess == plan::SourceAccess::Shared)
+    os << "source access: shared (each rank reads what it writes from any "
+          "source file; every rank must see every source file, so not "
+          "aoa-run --node-local)\n";
   os << "memory budget: "
      << (plan.memoryBudget > 0
              ? sizeCell(plan.memoryBudget) + " of buffers per rank"

@@ -250,7 +250,8 @@ const plan::File *PlanChecker::fileOf(bool destination,
 }
 
 /// The tensor an instruction reads or writes, when it exists and is
-/// usable, after checking that this rank owns its file.
+/// usable, after checking that this rank owns its file (any rank may read
+/// any source file of a plan with shared source access).
 const plan::StoredTensor *PlanChecker::tensorOf(uint32_t r, uint32_t k,
                                                 uint32_t i, bool destination) {
   const plan::Instruction &in = plan_.programs[r].rounds[k].instructions[i];
@@ -272,7 +273,9 @@ const plan::StoredTensor *PlanChecker::tensorOf(uint32_t r, uint32_t k,
     return nullptr; // reported with the tensor
   const plan::StoredTensor &t = tensors[in.tensor];
   const plan::File *file = fileOf(destination, t);
-  if (file->rank != r && file->rank < plan_.ranks) {
+  bool anyRankReads =
+      !destination && plan_.sourceAccess == plan::SourceAccess::Shared;
+  if (file->rank != r && file->rank < plan_.ranks && !anyRankReads) {
     auto diag = error(at(r, k, i, Field::Tensor),
                       "rank " + std::to_string(r) + " " +
                           (destination ? "writes" : "reads") + " " + side +

@@ -75,6 +75,19 @@ void PlanTextReader::global(size_t start) {
     plan_.destinationFormat = parsed_.destinationFormat;
     return;
   }
+  if (parsed_.kind == LineKind::SourceAccess) {
+    if (sawAccess_) {
+      error(start + parsed_.sites.keyword,
+            "'" + std::string(kSourceAccess) + "' is given twice")
+          .note(locate(lines_.sourceAccess), "first given here")
+          .hint("give it once");
+      return;
+    }
+    sawAccess_ = true;
+    lines_.sourceAccess = start;
+    plan_.sourceAccess = parsed_.sourceAccess;
+    return;
+  }
   bool isRanks = parsed_.kind == LineKind::Ranks;
   bool &seen = isRanks ? sawRanks_ : sawBudget_;
   size_t &where = isRanks ? lines_.ranks : lines_.memoryBudget;
@@ -152,6 +165,9 @@ void PlanTextReader::recover(size_t start, LineKind kind) {
     break;
   case LineKind::DestinationFormat:
     sawFormat_ = true;
+    break;
+  case LineKind::SourceAccess:
+    sawAccess_ = true;
     break;
   case LineKind::Empty:
   case LineKind::Header:

@@ -99,6 +99,7 @@ private:
   LineKind sectionKind_ = LineKind::Empty;
   bool sawHeader_ = false, sawRanks_ = false, sawBudget_ = false;
   bool sawFormat_ = false;
+  bool sawAccess_ = false;
   int64_t version_ = plan::kFormatVersion;
   bool reportedMissingGlobals_ = false;
   /// The `ranks` line was read (not only seen): ranks can be checked.

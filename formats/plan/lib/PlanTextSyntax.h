@@ -20,6 +20,7 @@ constexpr std::string_view kHeader = "aoa-plan";
 constexpr std::string_view kRanks = "ranks";
 constexpr std::string_view kMemoryBudget = "memory-budget";
 constexpr std::string_view kDestinationFormat = "destination-format";
+constexpr std::string_view kSourceAccess = "source-access";
 constexpr std::string_view kSourceFile = "source-file";
 constexpr std::string_view kDestinationFile = "destination-file";
 constexpr std::string_view kSourceTensor = "source-tensor";
@@ -32,6 +33,10 @@ constexpr std::string_view kRound = "round";
 // The values of `destination-format`.
 constexpr std::string_view kFormatAoa = "aoa";
 constexpr std::string_view kFormatHuggingFace = "huggingface";
+
+// The values of `source-access`.
+constexpr std::string_view kAccessOwner = "owner";
+constexpr std::string_view kAccessShared = "shared";
 
 // Field labels inside file and tensor lines.
 constexpr std::string_view kFieldRank = "rank";

@@ -107,6 +107,7 @@ std::string PlanChecker::context(const PlanSite &s) const {
   case Kind::CopyFile:
     return "copied file " + std::to_string(s.index) + ": ";
   case Kind::DestinationFormat:
+  case Kind::SourceAccess:
     return "";
   case Kind::Rank:
     return "rank " + std::to_string(s.index) + ": ";

@@ -43,6 +43,12 @@ public:
       space();
       out_ += kFormatHuggingFace;
     }
+    // Likewise only shared access (aoa-compile --shared-src).
+    if (plan_.sourceAccess == plan::SourceAccess::Shared) {
+      line(kSourceAccess);
+      space();
+      out_ += kAccessShared;
+    }
     files(kSourceFile, plan_.sourceFiles);
     files(kDestinationFile, plan_.destinationFiles);
     tensors(kSourceTensor, plan_.sourceTensors);

@@ -51,6 +51,8 @@ std::optional<size_t> TextPlanLocator::lineOf(const PlanSite &site) const {
     return lines_.memoryBudget;
   case Kind::DestinationFormat:
     return lines_.destinationFormat;
+  case Kind::SourceAccess:
+    return lines_.sourceAccess;
   case Kind::SourceFile:
     return at(lines_.sourceFiles, site.index);
   case Kind::DestinationFile:

@@ -28,6 +28,7 @@ struct LineTable {
   size_t ranks = 0;
   size_t memoryBudget = 0;
   size_t destinationFormat = 0;
+  size_t sourceAccess = 0;
   std::vector<size_t> sourceFiles, destinationFiles;
   std::vector<size_t> sourceTensors, destinationTensors;
   std::vector<size_t> addedKeys;

@@ -36,11 +36,12 @@ plan::Plan samplePlan() {
 }
 
 /// The sample with every optional field set: a Hugging Face destination,
-/// copied files, recorded source sizes and data offsets, transforms of
-/// every kind (shared by two instructions).
+/// shared source access, copied files, recorded source sizes and data
+/// offsets, transforms of every kind (shared by two instructions).
 plan::Plan richPlan() {
   plan::Plan plan = samplePlan();
   plan.destinationFormat = plan::DestinationFormat::HuggingFace;
+  plan.sourceAccess = plan::SourceAccess::Shared;
   plan.copiedFiles = {"config.json", "tokenizer/vocab.txt"};
   plan.sourceFiles[1].size = 123456789012ULL;
   plan.sourceTensors[2].data = plan::ByteRange{64, 128};
@@ -131,6 +132,7 @@ void expectSamePlan(const plan::Plan &a, const plan::Plan &b) {
   EXPECT_EQ(a.ranks, b.ranks);
   EXPECT_EQ(a.memoryBudget, b.memoryBudget);
   EXPECT_EQ(a.destinationFormat, b.destinationFormat);
+  EXPECT_EQ(a.sourceAccess, b.sourceAccess);
   expectSameFiles(a.sourceFiles, b.sourceFiles);
   expectSameFiles(a.destinationFiles, b.destinationFiles);
   expectSameTensors(a.sourceTensors, b.sourceTensors);
@@ -220,6 +222,35 @@ TEST(BinaryPlanTest, EveryOptionalFieldAndTheOriginRoundTrip) {
   bytes = binplan::encodeBinaryPlan(plan, {std::nullopt, 7});
   ASSERT_TRUE(decode(bytes, message, &back)) << message;
   EXPECT_EQ(back, (binplan::PlanOrigin{std::nullopt, 7}));
+}
+
+// Shared source access is bit 2 of the header's flags, set only for such
+// plans (so every other plan keeps its bytes); a reader that predates it
+// refuses it as an unknown flag, as this one refuses bit 3.
+TEST(BinaryPlanTest, SharedSourceAccessIsAHeaderFlag) {
+  auto flags = [](const std::string &b) {
+    uint32_t v = 0;
+    std::memcpy(&v, b.data() + 12, 4);
+    return v;
+  };
+  plan::Plan plan = samplePlan();
+  std::string owner = binplan::encodeBinaryPlan(plan, {});
+  EXPECT_EQ(flags(owner), 0u);
+  plan.sourceAccess = plan::SourceAccess::Shared;
+  std::string shared = binplan::encodeBinaryPlan(plan, {});
+  EXPECT_EQ(flags(shared), 4u);
+  std::string message;
+  std::optional<plan::Plan> back = decode(shared, message);
+  ASSERT_TRUE(back) << message;
+  EXPECT_EQ(back->sourceAccess, plan::SourceAccess::Shared);
+  back = decode(owner, message);
+  ASSERT_TRUE(back) << message;
+  EXPECT_EQ(back->sourceAccess, plan::SourceAccess::Owner);
+  put32(shared, 12, 4u | 8u);
+  reseal(shared);
+  EXPECT_FALSE(decode(shared, message));
+  EXPECT_EQ(message, "invalid binary plan 'p.bin': unknown header flags "
+                     "0x0000000000000008");
 }
 
 TEST(BinaryPlanTest, SharedTransformsAndStringsAreStoredOnce) {

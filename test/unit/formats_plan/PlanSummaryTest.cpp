@@ -71,6 +71,24 @@ TEST(PlanSummaryTest, IdleRanksHaveNoRow) {
       << text;
 }
 
+// A plan compiled with --shared-src says so under the files (what a run
+// needs); other plans' summaries are unchanged.
+TEST(PlanSummaryTest, SharedSourceAccessIsNamed) {
+  plan::Plan p = samplePlan();
+  std::ostringstream owner;
+  printPlanSummary(p, owner, -1);
+  EXPECT_EQ(owner.str().find("source access"), std::string::npos);
+  p.sourceAccess = plan::SourceAccess::Shared;
+  std::ostringstream shared;
+  printPlanSummary(p, shared, -1);
+  EXPECT_NE(shared.str().find(
+                "2 added keys\nsource access: shared (each rank reads what it "
+                "writes from any source file; every rank must see every "
+                "source file, so not aoa-run --node-local)\nmemory budget: "),
+            std::string::npos)
+      << shared.str();
+}
+
 TEST(PlanSummaryTest, LargeSizesShowExactBytes) {
   plan::Plan p;
   p.ranks = 1;

@@ -63,6 +63,11 @@ struct CompileOptions {
   std::string queriesPath;
   /// Buffer bytes each rank may use in one round of the plan.
   int64_t memoryBudget = int64_t(1) << 30;
+  /// --shared-src: every rank of the run will see every source file (a
+  /// shared file system, or one host), so each rank reads the pieces it
+  /// writes itself and no bytes travel between ranks. The plan records it
+  /// (plan::SourceAccess::Shared); aoa-run --node-local refuses such plans.
+  bool sharedSource = false;
   /// Pass instrumentation: --print-after=NAME, --print-after-all,
   /// --time-passes (printed to `err`).
   std::set<std::string> printAfter;

@@ -47,7 +47,10 @@ inline constexpr const char *kHuggingFaceIndexName =
 
 struct File {
   std::string path; ///< relative to --src-dir or --dst-dir
-  uint32_t rank = 0; ///< the rank that reads (source) or writes (destination) it
+  /// The rank that writes it (destination) or reads it (source; with
+  /// SourceAccess::Shared, the rank the metadata gives it, while any rank
+  /// may read it).
+  uint32_t rank = 0;
   /// A source file's size in bytes when the plan was compiled, when the
   /// compiler read the file (--src DIR); a run refuses a file of another
   /// size. Never set for destination files.
@@ -180,10 +183,22 @@ enum class DestinationFormat {
   HuggingFace,
 };
 
+/// Which ranks may read a source file.
+enum class SourceAccess {
+  /// Only the rank the file belongs to (File::rank): every rank may have
+  /// a source directory of its own (aoa-run --node-local).
+  Owner,
+  /// Any rank: every rank sees every source file (a shared file system, or
+  /// one host), so the rank that writes a piece reads it itself and no
+  /// bytes travel between ranks (aoa-compile --shared-src).
+  Shared,
+};
+
 struct Plan {
   uint32_t ranks = 0;
   int64_t memoryBudget = 0;
   DestinationFormat destinationFormat = DestinationFormat::Aoa;
+  SourceAccess sourceAccess = SourceAccess::Owner;
   std::vector<File> sourceFiles;
   std::vector<File> destinationFiles;
   std::vector<StoredTensor> sourceTensors;

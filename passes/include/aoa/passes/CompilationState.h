@@ -71,6 +71,11 @@ struct CompilationState {
 
   /// Buffer memory each rank may use in one round (--memory-budget).
   int64_t memoryBudget = int64_t(1) << 30;
+  /// --shared-src: every rank sees every source file, so
+  /// resolve-shard-sources makes the rank that writes a piece read it
+  /// (no bytes travel between ranks); the plan records
+  /// plan::SourceAccess::Shared.
+  bool sharedSource = false;
   /// Threads a pass may use for work that does not depend on order (at
   /// least 1); the results do not depend on it.
   unsigned threads = 1;

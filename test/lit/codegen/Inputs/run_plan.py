@@ -23,7 +23,8 @@ It checks that the plan is well formed (ids, sections, one definition per
 buffer per round, phases in order, no two tensors of one name in a file),
 that declared buffer types match what the instructions produce, that regions
 lie inside the stored tensors (flat ranges included), that a rank reads and
-writes only the files it owns, that every receive has a matching send in the
+writes only the files it owns (any rank may read any source file of a plan
+with `source-access shared`), that every receive has a matching send in the
 same round with identical buffer types, that the source tensors are shards
 of the source metadata (and, with --dst, that the destination tensors are
 exactly the shards of the destination metadata), that every destination
@@ -222,6 +223,7 @@ class Plan:
     def __init__(self):
         self.version = None
         self.destination_format = "aoa"
+        self.source_access = "owner"
         self.copied_files = []
         self.ranks = None
         self.budget = None
@@ -317,7 +319,7 @@ def parse_instruction(line):
 def parse_plan(text):
     plan = Plan()
     order = ["aoa-plan", "ranks", "memory-budget", "destination-format",
-             "source-file", "destination-file", "source-tensor",
+             "source-access", "source-file", "destination-file", "source-tensor",
              "destination-tensor", "added-key", "copy-file", "rank"]
     section = -1
     current_rank = None
@@ -348,7 +350,7 @@ def parse_plan(text):
         if word not in order:
             line.error("unknown line '%s'" % word)
         at = order.index(word)
-        if at < section or (at == section and word in ("aoa-plan", "ranks", "memory-budget", "destination-format")):
+        if at < section or (at == section and word in ("aoa-plan", "ranks", "memory-budget", "destination-format", "source-access")):
             line.error("'%s' out of order" % word)
         section = at
         if word == "aoa-plan":
@@ -392,6 +394,13 @@ def parse_plan(text):
                     line.error("unknown destination format '%s'" % plan.destination_format)
             else:
                 plan.copied_files.append(line.string())
+        elif word == "source-access":
+            # Version 3: which ranks may read a source file.
+            if plan.version < 3:
+                line.error("'source-access' needs plan version 3")
+            plan.source_access = line.word()
+            if plan.source_access not in ("owner", "shared"):
+                line.error("unknown source access '%s'" % plan.source_access)
         elif word == "rank":
             r = line.integer()
             if r != len(plan.programs):
@@ -628,7 +637,7 @@ def execute(plan):
                     fail("%s: source tensor %d is not declared" % (where(r, ins), ins["tensor"]))
                 t = plan.source_tensors[ins["tensor"]]
                 owner = plan.source_files[t["file"]]["rank"]
-                if owner != r:
+                if owner != r and plan.source_access != "shared":
                     fail("%s: reads source tensor %d of rank %d's file" % (where(r, ins), ins["tensor"], owner))
                 idx = stored_indices(t, ins["region"], where(r, ins))
                 shape = box_shape(ins["region"])

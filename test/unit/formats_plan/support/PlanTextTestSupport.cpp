@@ -195,7 +195,9 @@ std::string stepText(const std::vector<plan::TransformStep> &steps) {
 /// (an instruction's fields that its opcode does not use are ignored), or
 /// an empty string.
 std::string difference(const plan::Plan &a, const plan::Plan &b) {
-  if (a.ranks != b.ranks || a.memoryBudget != b.memoryBudget)
+  if (a.ranks != b.ranks || a.memoryBudget != b.memoryBudget ||
+      a.destinationFormat != b.destinationFormat ||
+      a.sourceAccess != b.sourceAccess)
     return "globals";
   auto sameFiles = [](const std::vector<plan::File> &x,
                       const std::vector<plan::File> &y) {

@@ -10,8 +10,9 @@
 //  - every send has its receive (same round, peer and order), buffers match
 //    in shape and dtype, every buffer is filled once before it is used, and
 //    copies give the shape and dtype of their output buffer;
-//  - a rank reads only source files of its own rank and writes only
-//    destination files of its own rank;
+//  - a rank reads only source files of its own rank (any source file, with
+//    shared source access) and writes only destination files of its own
+//    rank;
 //  - per rank and round the buffers fit the memory budget unless they all
 //    serve one indivisible transfer (one read) that is larger by itself;
 //  - no data crosses ranks when the writing rank stores that source element
@@ -165,7 +166,8 @@ void Executor::read(RoundState &round, uint32_t rank, size_t n,
     return;
   }
   const plan::StoredTensor &t = plan_.sourceTensors[in.tensor];
-  if (plan_.sourceFiles[t.file].rank != rank)
+  if (plan_.sourceAccess != plan::SourceAccess::Shared &&
+      plan_.sourceFiles[t.file].rank != rank)
     fail(where + " of " + t.name + ": its file is on rank " +
          std::to_string(plan_.sourceFiles[t.file].rank));
   if (!round.readsSeen

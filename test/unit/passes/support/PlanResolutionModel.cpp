@@ -113,6 +113,7 @@ Compiled compile(const Case &c) {
   state.source = KeySpace(source, "source", "src.json");
   state.destination = KeySpace(destination, "destination", "dst.json");
   state.memoryBudget = c.budget;
+  state.sharedSource = c.sharedSource;
   PassManager pm;
   addPipeline(pm, PipelineStage::Plan);
   std::ostringstream sink;

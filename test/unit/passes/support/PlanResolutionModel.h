@@ -67,6 +67,8 @@ struct Case {
   std::vector<KeySpec> destination;
   std::string config; ///< .aoa text; empty: no statements (identity)
   int64_t budget = int64_t(1) << 30;
+  /// Compiled with --shared-src: the writing rank reads every piece.
+  bool sharedSource = false;
   /// Per destination key (keys not listed are identity loads).
   std::map<std::string, Model> model;
 
@@ -80,7 +82,8 @@ struct Case {
 
   std::string describe() const {
     std::ostringstream os;
-    os << "case kind=" << kind << " budget=" << budget << "\nconfig:\n"
+    os << "case kind=" << kind << " budget=" << budget
+       << (sharedSource ? " shared-src" : "") << "\nconfig:\n"
        << (config.empty() ? "(no statements)\n" : config) << "\n";
     auto side = [&](const char *name, const std::vector<KeySpec> &keys) {
       os << name << ":\n";

@@ -4,8 +4,10 @@
 // rounds and instructions, and per rank the bytes read, sent, received and
 // written and the peak buffer memory of a round, with totals; the memory
 // budget, with the ranks whose peak exceeds it flagged (an indivisible
-// transfer larger than the budget); and what moving everything to everyone
-// would cost instead. Sizes are shown in KiB/MiB/GiB with exact byte counts.
+// transfer larger than the budget); what moving everything to everyone
+// would cost instead; and, for a plan compiled with --shared-src, that every
+// rank must see every source file. Sizes are shown in KiB/MiB/GiB with exact
+// byte counts.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_FORMATS_PLAN_PLANSUMMARY_H
