@@ -72,8 +72,8 @@ TEST(PlanTextTest, EmptyPlanRoundTrips) {
 TEST(PlanTextTest, ScalarsAndEmptyTransforms) {
   plan::Plan p;
   p.ranks = 1;
-  p.sourceFiles = {{"a.safetensors", 0}};
-  p.destinationFiles = {{"b.safetensors", 0}};
+  p.sourceFiles = {{"a.safetensors", 0, std::nullopt}};
+  p.destinationFiles = {{"b.safetensors", 0, std::nullopt}};
   p.sourceTensors = {tensor(0, "step", DType::I64, {}, Box())};
   p.destinationTensors = {tensor(0, "step", DType::I64, {}, Box())};
   plan::Round round;

@@ -126,7 +126,7 @@ TEST(PlanResolution, CheckerCatchesPolicyViolations) {
   plan::StoredTensor replica = remote.sourceTensors[0];
   replica.name = "a";
   replica.file = uint32_t(remote.sourceFiles.size());
-  remote.sourceFiles.push_back(plan::File{fileOf("src", 0), 0});
+  remote.sourceFiles.push_back(plan::File{fileOf("src", 0), 0, std::nullopt});
   remote.sourceTensors.push_back(replica);
   plan::Round &r0 = remote.programs[0].rounds[0];
   plan::Round &r1 = remote.programs[1].rounds[0];
