@@ -184,7 +184,8 @@ class Plan:
 def compile(config: Config, src: Metadata, dst: Metadata = None,
             reverse: bool = False, memory_budget: Optional[int] = None, *,
             layout: Metadata = None, to_hf: bool = False,
-            max_shard_size: int = 5_000_000_000) -> Plan:
+            max_shard_size: int = 5_000_000_000,
+            shared_src: bool = False) -> Plan:
     """Compiles a plan, as ``aoa-compile CONFIG --src SRC [--dst DST |
     --layout SPEC | --to-hf] --emit=plan`` does.
 
@@ -195,13 +196,16 @@ def compile(config: Config, src: Metadata, dst: Metadata = None,
     aoa-metadata v1 dicts. Instead of ``dst``: ``layout`` (a layout spec path
     or dict) or ``to_hf`` (a Hugging Face directory of files of at most
     ``max_shard_size`` bytes). ``memory_budget``: buffer bytes per rank and
-    round (default 1 GiB). Raises aoa.Error with the compiler's diagnostics.
+    round (default 1 GiB). ``shared_src`` (``--shared-src``): every rank sees
+    every source file, so the rank that writes a piece reads it itself and
+    nothing passes between ranks (not for ``aoa-run --node-local``). Raises
+    aoa.Error with the compiler's diagnostics.
     """
     if memory_budget is None:
         memory_budget = 1 << 30
     args = dict(config=config, src=src, dst=dst, layout=layout, to_hf=to_hf,
                 max_shard_size=int(max_shard_size), reverse=bool(reverse),
-                memory_budget=int(memory_budget))
+                memory_budget=int(memory_budget), shared_src=bool(shared_src))
     with _Inputs() as inputs:
         config_path = inputs.config(config)
         handle, summary = _aoa.compile(
@@ -211,7 +215,7 @@ def compile(config: Config, src: Metadata, dst: Metadata = None,
             layout=inputs.metadata(layout, "layout.json"),
             to_hf=to_hf, max_shard_size=args["max_shard_size"],
             reverse=args["reverse"], memory_budget=args["memory_budget"],
-            name=(config_path or "plan") + ".plan")
+            shared_src=args["shared_src"], name=(config_path or "plan") + ".plan")
     return Plan(handle, args, summary)
 
 

@@ -150,6 +150,7 @@ struct CompileRequest {
   int64_t memoryBudget = int64_t(1) << 30;
   std::string emit = "plan"; ///< plan, mappings, plan-text
   std::string queries;
+  bool sharedSource = false;
 };
 
 /// Runs aoa-compile's pipeline; returns what it emits and the summary it
@@ -166,6 +167,7 @@ compileToText(const CompileRequest &request) {
   options.reverse = request.reverse;
   options.memoryBudget = request.memoryBudget;
   options.queriesPath = request.queries;
+  options.sharedSource = request.sharedSource;
   if (request.emit == "plan")
     options.emit = EmitKind::Plan;
   else if (request.emit == "plan-text")
@@ -364,15 +366,16 @@ PYBIND11_MODULE(_aoa, m) {
       [](const std::string &config, const std::string &source,
          const std::string &destination, const std::string &layout,
          bool toHuggingFace, uint64_t maxShardSize, bool reverse,
-         int64_t memoryBudget, const std::string &name) {
+         int64_t memoryBudget, bool sharedSource, const std::string &name) {
         CompileRequest request{
             config,       source,  destination,  layout, toHuggingFace,
-            maxShardSize, reverse, memoryBudget, "plan", ""};
+            maxShardSize, reverse, memoryBudget, "plan", "", sharedSource};
         return compilePlan(request, name);
       },
       py::arg("config"), py::arg("source"), py::arg("destination"),
       py::arg("layout"), py::arg("to_hf"), py::arg("max_shard_size"),
-      py::arg("reverse"), py::arg("memory_budget"), py::arg("name"));
+      py::arg("reverse"), py::arg("memory_budget"), py::arg("shared_src"),
+      py::arg("name"));
   m.def(
       "compile_text",
       [](const std::string &config, const std::string &source,
@@ -382,7 +385,7 @@ PYBIND11_MODULE(_aoa, m) {
          const std::string &queries) {
         CompileRequest request{
             config,       source,  destination,  layout, toHuggingFace,
-            maxShardSize, reverse, memoryBudget, emit,   queries};
+            maxShardSize, reverse, memoryBudget, emit,   queries, false};
         return compileToText(request).first;
       },
       py::arg("config"), py::arg("source"), py::arg("destination"),

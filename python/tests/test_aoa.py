@@ -161,6 +161,24 @@ def test_compile_takes_dicts_and_statement_lists(work):
         assert loaded[name].tobytes() == expected[name].tobytes(), name
 
 
+def test_shared_src_plan_reads_on_the_writing_rank(work, tmp_path):
+    # TP4 -> Hugging Face: the default plan sends most bytes to rank 0; with
+    # shared_src rank 0 reads them itself, and writes the same bytes.
+    plan = aoa.compile(CONFIG, str(work["tp4"]), reverse=True, to_hf=True,
+                       max_shard_size=20000, memory_budget=16384, shared_src=True)
+    assert "source access: shared" in plan.summary()
+    assert "source access" not in work["to_hf"].summary()
+    assert "send" not in plan.text() and "recv" not in plan.text()
+    aoa.run(plan, work["tp4"], tmp_path / "shared", threads=2)
+    aoa.run(work["to_hf"], work["tp4"], tmp_path / "default", threads=2)
+    names = sorted(os.listdir(tmp_path / "default"))
+    assert names == sorted(os.listdir(tmp_path / "shared"))
+    for name in names:
+        with open(tmp_path / "default" / name, "rb") as a, \
+                open(tmp_path / "shared" / name, "rb") as b:
+            assert a.read() == b.read(), name
+
+
 def test_plan_save_load_text_and_summary(work, tmp_path):
     plan = work["to_tp4"]
     path = tmp_path / "tp4.plan"
