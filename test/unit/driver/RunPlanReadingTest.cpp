@@ -12,6 +12,7 @@
 #include "RunPlanReading.h"
 
 #include "CapturedDiagnostics.h"
+#include "SamplePlan.h"
 #include "SamplePlanText.h"
 #include "ScratchDirectory.h"
 #include "ThreadRankGroup.h"
@@ -28,14 +29,6 @@
 
 namespace aoa {
 namespace {
-
-plan::Plan samplePlan() {
-  test::CapturedDiagnostics captured;
-  std::optional<plan::Plan> plan = readPlanText(
-      "sample.plan", test::kSamplePlanText, captured.sources, captured.diags);
-  EXPECT_TRUE(plan) << captured.all();
-  return plan ? std::move(*plan) : plan::Plan();
-}
 
 void writeFile(const std::string &path, const std::string &bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
@@ -64,7 +57,7 @@ std::vector<RankOutcome> readOnRanks(uint32_t ranks,
 
 TEST(RunPlanReadingTest, EachRankReadsItsOwnSectionOfABinaryPlan) {
   test::ScratchDirectory dir;
-  plan::Plan plan = samplePlan();
+  plan::Plan plan = test::readSamplePlan();
   std::string path = dir.file("p.bin");
   writeFile(path, binplan::encodeBinaryPlan(plan, {1, 2}));
   std::vector<RankOutcome> outcomes = readOnRanks(2, {path});
@@ -95,7 +88,7 @@ TEST(RunPlanReadingTest, ATextPlanIsReadWholeByEveryRank) {
 
 TEST(RunPlanReadingTest, UnpairedMessagesAreRefusedOnEveryRank) {
   test::ScratchDirectory dir;
-  plan::Plan plan = samplePlan();
+  plan::Plan plan = test::readSamplePlan();
   // Rank 0 no longer receives rank 1's message: the buffers it brought are
   // then undefined, which rank 0's own check finds (and reports alone).
   std::vector<plan::Instruction> &list =
@@ -116,7 +109,7 @@ TEST(RunPlanReadingTest, UnpairedMessagesAreRefusedOnEveryRank) {
 
   // Rank 0 sends its message twice: every rank is sound alone, and only the
   // processes together see the send without a recv.
-  plan::Plan extra = samplePlan();
+  plan::Plan extra = test::readSamplePlan();
   std::vector<plan::Instruction> &round =
       extra.programs[0].rounds[0].instructions;
   for (size_t i = 0; i < round.size(); ++i)
@@ -137,7 +130,7 @@ TEST(RunPlanReadingTest, UnpairedMessagesAreRefusedOnEveryRank) {
 
 TEST(RunPlanReadingTest, DifferentRoundCountsAreRefused) {
   test::ScratchDirectory dir;
-  plan::Plan plan = samplePlan();
+  plan::Plan plan = test::readSamplePlan();
   plan.programs[1].rounds.emplace_back();
   std::string path = dir.file("p.bin");
   writeFile(path, binplan::encodeBinaryPlan(plan, {}));
@@ -152,7 +145,7 @@ TEST(RunPlanReadingTest, DifferentRoundCountsAreRefused) {
 
 TEST(RunPlanReadingTest, ProcessesThatReadDifferentPlansAreRefused) {
   test::ScratchDirectory dir;
-  plan::Plan plan = samplePlan();
+  plan::Plan plan = test::readSamplePlan();
   writeFile(dir.file("a.bin"), binplan::encodeBinaryPlan(plan, {1, 2}));
   writeFile(dir.file("b.bin"), binplan::encodeBinaryPlan(plan, {1, 3}));
   std::vector<RankOutcome> outcomes =
@@ -166,7 +159,7 @@ TEST(RunPlanReadingTest, ProcessesThatReadDifferentPlansAreRefused) {
 
 TEST(RunPlanReadingTest, ADamagedSectionIsReportedByItsRankAlone) {
   test::ScratchDirectory dir;
-  std::string bytes = binplan::encodeBinaryPlan(samplePlan(), {});
+  std::string bytes = binplan::encodeBinaryPlan(test::readSamplePlan(), {});
   // Rank 1's section is the last: damage its last byte.
   bytes[bytes.size() - 1] ^= 0x5a;
   std::string path = dir.file("p.bin");
@@ -186,7 +179,7 @@ TEST(RunPlanReadingTest, AJobLargerThanThePlanReachesTheJobCheck) {
   // refuses the job on every process with the launcher's words.
   test::ScratchDirectory dir;
   std::string path = dir.file("p.bin");
-  writeFile(path, binplan::encodeBinaryPlan(samplePlan(), {}));
+  writeFile(path, binplan::encodeBinaryPlan(test::readSamplePlan(), {}));
   std::vector<RankOutcome> outcomes = readOnRanks(3, {path});
   for (const RankOutcome &outcome : outcomes) {
     ASSERT_TRUE(outcome.job) << outcome.printed;

@@ -13,6 +13,7 @@
 #include "aoa/formats/plan/PlanWriter.h"
 
 #include "CapturedDiagnostics.h"
+#include "SamplePlan.h"
 #include "SamplePlanText.h"
 #include "ScratchDirectory.h"
 
@@ -27,19 +28,11 @@ using namespace aoa;
 
 namespace {
 
-plan::Plan samplePlan() {
-  test::CapturedDiagnostics captured;
-  std::optional<plan::Plan> plan = readPlanText(
-      "sample.plan", test::kSamplePlanText, captured.sources, captured.diags);
-  EXPECT_TRUE(plan) << captured.all();
-  return plan ? std::move(*plan) : plan::Plan();
-}
-
 /// The sample with every optional field set: a Hugging Face destination,
 /// shared source access, copied files, recorded source sizes and data
 /// offsets, transforms of every kind (shared by two instructions).
 plan::Plan richPlan() {
-  plan::Plan plan = samplePlan();
+  plan::Plan plan = test::readSamplePlan();
   plan.destinationFormat = plan::DestinationFormat::HuggingFace;
   plan.sourceAccess = plan::SourceAccess::Shared;
   plan.copiedFiles = {"config.json", "tokenizer/vocab.txt"};
@@ -194,7 +187,7 @@ void reseal(std::string &b) {
 //===----------------------------------------------------------------------===//
 
 TEST(BinaryPlanTest, SamplePlanRoundTripsFieldByField) {
-  plan::Plan plan = samplePlan();
+  plan::Plan plan = test::readSamplePlan();
   std::string bytes = binplan::encodeBinaryPlan(plan, {});
   ASSERT_TRUE(binplan::isBinaryPlan(bytes));
   std::string message;
@@ -233,7 +226,7 @@ TEST(BinaryPlanTest, SharedSourceAccessIsAHeaderFlag) {
     std::memcpy(&v, b.data() + 12, 4);
     return v;
   };
-  plan::Plan plan = samplePlan();
+  plan::Plan plan = test::readSamplePlan();
   std::string owner = binplan::encodeBinaryPlan(plan, {});
   EXPECT_EQ(flags(owner), 0u);
   plan.sourceAccess = plan::SourceAccess::Shared;
@@ -347,7 +340,7 @@ TEST(BinaryPlanTest, EveryTruncationAndExtensionIsRefused) {
 }
 
 TEST(BinaryPlanTest, MagicAndVersionAreCheckedFirst) {
-  std::string bytes = binplan::encodeBinaryPlan(samplePlan(), {});
+  std::string bytes = binplan::encodeBinaryPlan(test::readSamplePlan(), {});
   std::string message;
   std::string text = test::kSamplePlanText;
   EXPECT_FALSE(decode(text, message));
@@ -364,7 +357,7 @@ TEST(BinaryPlanTest, MagicAndVersionAreCheckedFirst) {
 }
 
 TEST(BinaryPlanTest, HugeCountsBehindValidChecksumsAreRefused) {
-  std::string bytes = binplan::encodeBinaryPlan(samplePlan(), {});
+  std::string bytes = binplan::encodeBinaryPlan(test::readSamplePlan(), {});
   std::string message;
   struct Case {
     size_t section, offset;
@@ -392,7 +385,7 @@ TEST(BinaryPlanTest, HugeCountsBehindValidChecksumsAreRefused) {
 }
 
 TEST(BinaryPlanTest, IndicesOutOfRangeBehindValidChecksumsAreRefused) {
-  plan::Plan plan = samplePlan();
+  plan::Plan plan = test::readSamplePlan();
   std::string bytes = binplan::encodeBinaryPlan(plan, {});
   std::string message;
   size_t tensors = sectionOffset(bytes, 2) + 24;

@@ -13,6 +13,7 @@
 #include "aoa/formats/plan/PlanVerifier.h"
 
 #include "CapturedDiagnostics.h"
+#include "SamplePlan.h"
 #include "SamplePlanText.h"
 
 #include <gtest/gtest.h>
@@ -22,14 +23,6 @@
 using namespace aoa;
 
 namespace {
-
-plan::Plan samplePlan() {
-  test::CapturedDiagnostics captured;
-  std::optional<plan::Plan> plan = readPlanText(
-      "sample.plan", test::kSamplePlanText, captured.sources, captured.diags);
-  EXPECT_TRUE(plan) << captured.all();
-  return plan ? std::move(*plan) : plan::Plan();
-}
 
 /// Sends minus recvs of the signatures summed over every rank (0 when every
 /// message is paired).
@@ -55,7 +48,7 @@ plan::Instruction &first(plan::Plan &plan, uint32_t rank, plan::Opcode opcode) {
 } // namespace
 
 TEST(PlanRankTest, EachRankReadsItsSectionAndTheWholePlansChecksum) {
-  plan::Plan plan = samplePlan();
+  plan::Plan plan = test::readSamplePlan();
   std::string bytes = binplan::encodeBinaryPlan(plan, {1, 2});
   uint64_t recorded;
   std::memcpy(&recorded, bytes.data() + 72, 8); // the header's own checksum
@@ -83,7 +76,7 @@ TEST(PlanRankTest, EachRankReadsItsSectionAndTheWholePlansChecksum) {
 }
 
 TEST(PlanRankTest, WholePlanMessagesArePaired) {
-  plan::Plan plan = samplePlan();
+  plan::Plan plan = test::readSamplePlan();
   EXPECT_EQ(unpaired(plan), 0u);
   plan::ExchangeSignature rank0 = plan::exchangeSignature(plan, 0);
   EXPECT_NE(rank0.sends, 0u);
@@ -93,7 +86,7 @@ TEST(PlanRankTest, WholePlanMessagesArePaired) {
 
 TEST(PlanRankTest, AMissingRecvOrOtherTypesBreakThePairing) {
   // Rank 0 no longer receives rank 1's message.
-  plan::Plan missing = samplePlan();
+  plan::Plan missing = test::readSamplePlan();
   std::vector<plan::Instruction> &list =
       missing.programs[0].rounds[0].instructions;
   for (size_t i = 0; i < list.size(); ++i)
@@ -104,13 +97,13 @@ TEST(PlanRankTest, AMissingRecvOrOtherTypesBreakThePairing) {
   EXPECT_NE(unpaired(missing), 0u);
 
   // Rank 1 expects bfloat16 where rank 0 sends float32.
-  plan::Plan retyped = samplePlan();
+  plan::Plan retyped = test::readSamplePlan();
   plan::Instruction &recv = first(retyped, 1, plan::Opcode::Recv);
   retyped.programs[1].rounds[0].buffers[recv.buffers[0]].dtype = DType::BF16;
   EXPECT_NE(unpaired(retyped), 0u);
 
   // Rank 0 sends its message in another round than rank 1 receives it.
-  plan::Plan moved = samplePlan();
+  plan::Plan moved = test::readSamplePlan();
   plan::Instruction send = first(moved, 0, plan::Opcode::Send);
   std::vector<plan::Instruction> &round0 =
       moved.programs[0].rounds[0].instructions;
@@ -124,7 +117,7 @@ TEST(PlanRankTest, AMissingRecvOrOtherTypesBreakThePairing) {
   EXPECT_NE(unpaired(moved), 0u);
 
   // Two recvs of one link swapped: the j-th recv takes the j-th send.
-  plan::Plan swapped = samplePlan();
+  plan::Plan swapped = test::readSamplePlan();
   plan::Round &round = swapped.programs[1].rounds[0];
   plan::Instruction extra = first(swapped, 1, plan::Opcode::Recv);
   extra.buffers = {0};
@@ -140,7 +133,7 @@ TEST(PlanRankTest, AMissingRecvOrOtherTypesBreakThePairing) {
 TEST(PlanRankTest, ARankChecksItsOwnRoundsAndTheTensorsItWrites) {
   // Rank 1 writes destination tensor 3 twice: rank 1's check finds it,
   // rank 0's (which holds neither the write nor the tensor's file) does not.
-  plan::Plan plan = samplePlan();
+  plan::Plan plan = test::readSamplePlan();
   plan::Round &round = plan.programs[1].rounds[0];
   round.instructions.push_back(round.instructions.back());
   test::CapturedDiagnostics captured;
@@ -150,7 +143,7 @@ TEST(PlanRankTest, ARankChecksItsOwnRoundsAndTheTensorsItWrites) {
       << captured.all();
 
   // A write dropped from rank 0 leaves elements of its own file unwritten.
-  plan::Plan hole = samplePlan();
+  plan::Plan hole = test::readSamplePlan();
   hole.programs[0].rounds[0].instructions.pop_back();
   test::CapturedDiagnostics second;
   EXPECT_TRUE(verifyPlanRank(hole, 1, second.diags)) << second.all();
@@ -159,7 +152,7 @@ TEST(PlanRankTest, ARankChecksItsOwnRoundsAndTheTensorsItWrites) {
       << second.all();
 
   // A bad buffer in rank 1's round is rank 1's alone.
-  plan::Plan broken = samplePlan();
+  plan::Plan broken = test::readSamplePlan();
   broken.programs[1].rounds[1].instructions.back().buffer = 9;
   test::CapturedDiagnostics third;
   EXPECT_TRUE(verifyPlanRank(broken, 0, third.diags)) << third.all();
