@@ -67,19 +67,6 @@ std::map<std::string, int64_t> bytesReadPerFile(const plan::Plan &plan) {
   return bytes;
 }
 
-/// Bytes each rank reads.
-std::vector<int64_t> bytesReadPerRank(const plan::Plan &plan) {
-  std::vector<int64_t> bytes(plan.programs.size(), 0);
-  for (size_t rank = 0; rank < plan.programs.size(); ++rank)
-    for (const plan::Round &round : plan.programs[rank].rounds)
-      for (const plan::Instruction &in : round.instructions)
-        if (in.opcode == plan::Opcode::Read)
-          bytes[rank] +=
-              in.region.volume() *
-              int64_t(dtypeSize(plan.sourceTensors[in.tensor].dtype));
-  return bytes;
-}
-
 size_t messages(const plan::Plan &plan) {
   size_t count = 0;
   for (const plan::RankProgram &program : plan.programs)

@@ -130,6 +130,18 @@ std::vector<std::string> execute(const Case &c, const plan::Plan &plan) {
 }
 
 /// True when some error diagnostic contains `needle`.
+std::vector<int64_t> bytesReadPerRank(const plan::Plan &plan) {
+  std::vector<int64_t> bytes(plan.programs.size(), 0);
+  for (size_t rank = 0; rank < plan.programs.size(); ++rank)
+    for (const plan::Round &round : plan.programs[rank].rounds)
+      for (const plan::Instruction &in : round.instructions)
+        if (in.opcode == plan::Opcode::Read)
+          bytes[rank] +=
+              in.region.volume() *
+              int64_t(dtypeSize(plan.sourceTensors[in.tensor].dtype));
+  return bytes;
+}
+
 bool hasError(const Compiled &compiled, const std::string &needle) {
   for (const std::string &e : compiled.errors)
     if (e.find(needle) != std::string::npos)

@@ -214,6 +214,8 @@ std::string joined(const std::vector<std::string> &lines);
 std::vector<std::string> execute(const Case &c, const plan::Plan &plan);
 /// True when some error diagnostic contains `needle`.
 bool hasError(const Compiled &compiled, const std::string &needle);
+/// The bytes each rank of `plan` reads.
+std::vector<int64_t> bytesReadPerRank(const plan::Plan &plan);
 /// The stored unit of a source shard: its box and flat range ([0, volume)
 /// and no range are the same).
 std::pair<Box, std::pair<int64_t, int64_t>> unitOf(const ShardSpec &s);
