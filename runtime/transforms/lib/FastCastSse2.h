@@ -74,8 +74,9 @@ inline void halvesToFloat(__m128i half, __m128i &low, __m128i &high) {
 }
 
 /// Widens the first count - count % 8 float16s or bfloat16s at `src`;
-/// returns how many.
-template <DType From>
+/// returns how many. With `Streaming`, `dst` is 16-byte aligned and written
+/// with streaming stores (FastCast.h's castRun).
+template <DType From, bool Streaming = false>
 size_t widenToFloat(const std::byte *src, std::byte *dst, size_t count) {
   size_t whole = count - count % 8;
   __m128i zero = _mm_setzero_si128();
@@ -89,8 +90,13 @@ size_t widenToFloat(const std::byte *src, std::byte *dst, size_t count) {
     } else {
       halvesToFloat(halves, low, high);
     }
-    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 4 * i), low);
-    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 4 * i + 16), high);
+    if constexpr (Streaming) {
+      _mm_stream_si128(reinterpret_cast<__m128i *>(dst + 4 * i), low);
+      _mm_stream_si128(reinterpret_cast<__m128i *>(dst + 4 * i + 16), high);
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 4 * i), low);
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 4 * i + 16), high);
+    }
   }
   return whole;
 }
