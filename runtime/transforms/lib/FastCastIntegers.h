@@ -2,7 +2,8 @@
 //
 // Private to the runtime library (FastCast.h). Casts with an integer dtype
 // or bool on either side, as loops over typed lanes that GCC vectorizes for
-// baseline x86-64, with exactly the results and failures of the element
+// baseline x86-64 (64- to 32-bit integers in SSE2, which GCC does not
+// vectorize), with exactly the results and failures of the element
 // conversion (CastElement, StridedCopyElement.h), which stays the reference
 // (test/unit/runtime_transforms/FastCastIntegersTest.cpp compares every 8-
 // and 16-bit input and many 32- and 64-bit ones, range edges included):
@@ -35,6 +36,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace aoa::runtime::fastcast {
 
@@ -161,6 +166,46 @@ template <DType From, DType To> struct LaneCast {
   }
 };
 
+#if defined(__SSE2__)
+/// A checked cast from a 64- to a 32-bit integer (int64 or uint64 to int32
+/// or uint32) of the first count - count % 4 lanes, in SSE2, which GCC
+/// does not vectorize (SSE2 has no 64-bit compare): a lane fits where its
+/// high half is the sign extension of its low half (to int32) or zero (to
+/// uint32; from uint64 to int32, the low half's sign bit must be clear
+/// too), and is then its low half, else 0 (LaneCast). Sets `outside` where
+/// a lane does not fit; returns how many lanes were done.
+template <DType From, DType To, typename Flag>
+size_t narrowWords64To32(const std::byte *src, std::byte *dst, size_t count,
+                         Flag &outside) {
+  size_t whole = count - count % 4;
+  __m128i allFit = _mm_set1_epi32(-1);
+  for (size_t i = 0; i < whole; i += 4) {
+    __m128 first = _mm_castsi128_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + 8 * i)));
+    __m128 second = _mm_castsi128_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + 8 * i + 16)));
+    __m128i low = _mm_castps_si128(
+        _mm_shuffle_ps(first, second, _MM_SHUFFLE(2, 0, 2, 0)));
+    __m128i high = _mm_castps_si128(
+        _mm_shuffle_ps(first, second, _MM_SHUFFLE(3, 1, 3, 1)));
+    __m128i expectedHigh;
+    if constexpr (From == DType::I64 && To == DType::I32)
+      expectedHigh = _mm_srai_epi32(low, 31);
+    else
+      expectedHigh = _mm_setzero_si128();
+    if constexpr (From == DType::U64 && To == DType::I32)
+      high = _mm_or_si128(high, _mm_srai_epi32(low, 31));
+    __m128i fits = _mm_cmpeq_epi32(high, expectedHigh);
+    allFit = _mm_and_si128(allFit, fits);
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 4 * i),
+                     _mm_and_si128(low, fits));
+  }
+  if (_mm_movemask_epi8(allFit) != 0xFFFF)
+    outside = 1;
+  return whole;
+}
+#endif
+
 /// The index of the first of `count` lanes of `From` at `src` without a
 /// result in `To`, or kNoCastFailure.
 template <DType From, DType To>
@@ -196,7 +241,13 @@ uint64_t castLanes(const std::byte *src, std::byte *dst, size_t count) {
     // vectorizes (it does not with the source's width, nor with an int).
     using Flag = typename Lane<To>::Flag;
     Flag outside = 0;
-    for (size_t i = 0; i < count; ++i) {
+    size_t i = 0;
+#if defined(__SSE2__)
+    if constexpr (sizeof(Src) == 8 && sizeof(Dst) == 4 &&
+                  !std::is_floating_point_v<Src>)
+      i = narrowWords64To32<From, To>(src, dst, count, outside);
+#endif
+    for (; i < count; ++i) {
       typename Lane<From>::type value = Lane<From>::load(src + i * sizeof(Src));
       outside |= Cast::inRange(value) ? Flag(0) : Flag(1);
       store<Dst>(dst + i * sizeof(Dst), Cast::convert(value));
