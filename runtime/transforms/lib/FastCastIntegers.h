@@ -8,12 +8,12 @@
 // (test/unit/runtime_transforms/FastCastIntegersTest.cpp compares every 8-
 // and 16-bit input and many 32- and 64-bit ones, range edges included):
 //
-//  - a checked cast (a float, or a wider integer range, to an integer) first
-//    tests a block's lanes against the target's range in a vectorized
-//    reduction, before anything is written, so that a cast in place still
-//    finds its failures; only a block with a lane out of range is searched
-//    for the first one. The conversion writes 0 for such a lane, as the
-//    element path does;
+//  - a checked cast (a float, or a wider integer range, to an integer)
+//    tests each lane against the target's range as it converts, into a
+//    vectorized reduction, and only a block with a lane out of range is
+//    searched (again, in its source) for the first one; a cast in place
+//    searches before it writes. The conversion writes 0 for such a lane,
+//    as the element path does;
 //  - a float lane becomes an integer by truncation of the value, replaced
 //    by 0 first where it is out of range (or NaN), so no lane converts a
 //    float that the integer does not hold;
