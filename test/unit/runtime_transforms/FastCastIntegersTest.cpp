@@ -8,7 +8,7 @@
 // 16-bit sources, and for the 32- and 64-bit ones the range edges of every
 // target (each +-2, powers of two around them) and many random patterns;
 // then failures deep in a run, in a streamed (large) destination, in place,
-// and inside a region copy.
+// and inside a region copy; and transposes fused with an integer cast.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/ir/Box.h"
@@ -345,6 +345,43 @@ TEST(FastCastIntegers, RegionCopiesReportTheFirstFailingOffset) {
   EXPECT_EQ(failure, uint64_t(2 * 600 + 550));
   EXPECT_EQ(out[2 * 600 + 550], 0);
   EXPECT_EQ(out[2 * 600 + 549], 1);
+}
+
+TEST(FastCastIntegers, TransposesFusedWithACastMatchTheReference) {
+  // An unchecked cast with a 2- or 4-byte side is fused with a transpose
+  // tile by tile (TransposeTile.h), casting whole rows with the lane loops:
+  // int16 -> int32 and uint8 -> float32 through [1, 0], whole tiles and
+  // partial ones at the edges.
+  constexpr int64_t rows = 200, columns = 136;
+  std::vector<int16_t> shorts(rows * columns);
+  for (size_t i = 0; i < shorts.size(); ++i)
+    shorts[i] = int16_t(i * 2654435761u);
+  std::vector<int32_t> ints(rows * columns);
+  TensorView src(shorts.data(), shorts.size() * 2, DType::I16, {rows, columns});
+  MutableTensorView dst(ints.data(), ints.size() * 4, DType::I32,
+                        {columns, rows});
+  ASSERT_TRUE(copyRegion(src, Box({0, 0}, {rows, columns}), dst,
+                         Box({0, 0}, {columns, rows}), Permutation::reversed(2),
+                         nullptr));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < columns; ++c)
+      ASSERT_EQ(ints[c * rows + r], int32_t(shorts[r * columns + c]))
+          << r << ", " << c;
+
+  std::vector<uint8_t> bytes(rows * columns);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = uint8_t(i * 37);
+  std::vector<float> floats(rows * columns);
+  TensorView byteView(bytes.data(), bytes.size(), DType::U8, {rows, columns});
+  MutableTensorView floatView(floats.data(), floats.size() * 4, DType::F32,
+                              {columns, rows});
+  ASSERT_TRUE(copyRegion(byteView, Box({0, 0}, {rows, columns}), floatView,
+                         Box({0, 0}, {columns, rows}), Permutation::reversed(2),
+                         nullptr));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < columns; ++c)
+      ASSERT_EQ(floats[c * rows + r], float(bytes[r * columns + c]))
+          << r << ", " << c;
 }
 
 } // namespace
