@@ -18,6 +18,7 @@
 #include "aoa/ir/DType.h"
 #include "aoa/runtime/transforms/StridedCopyElement.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -279,10 +280,8 @@ inline __m128i subnormalLanes(__m128i magnitude) {
 /// after rebiasing), so the float32 code's rounding, whose low bits are
 /// then zero, reduces to 16-bit arithmetic: for normal results, overflow,
 /// NaN, and values that round to zero. Subnormal results (subnormalLanes)
-/// are computed in float32 lanes and selected: for every vector, with no
-/// branch (random bit patterns have them in a quarter of the vectors, a
-/// branch mispredicted there; float16 -> e4m3fn weights in most), except
-/// float16 -> bfloat16, which computes them for vectors that have some.
+/// are computed in float32 lanes and selected, for the vectors of a chunk
+/// of 64 elements where one has a lane that needs them.
 /// Returns how many elements were done (count - count % 8).
 template <DType From, DType To>
 size_t narrowSixteenBit(const std::byte *src, std::byte *dst, size_t count) {
@@ -308,8 +307,14 @@ size_t narrowSixteenBit(const std::byte *src, std::byte *dst, size_t count) {
                                         splat16((1 << (shift - 1)) - 1)),
                           shift);
   };
-  size_t whole = count - count % 8;
-  for (size_t i = 0; i < whole; i += 8) {
+  // Lanes whose result is subnormal.
+  auto subnormalRange = [](__m128i magnitude) {
+    return _mm_and_si128(_mm_cmpgt_epi16(magnitude, splat16(largestZero)),
+                         _mm_cmplt_epi16(magnitude, splat16(smallestNormal)));
+  };
+  // One vector at `i`, with or without the subnormal results.
+  auto convert = [&](size_t i, auto subnormalsTag) {
+    constexpr bool subnormals = decltype(subnormalsTag)::value;
     __m128i value = loadLanes(src + 2 * i);
     __m128i magnitude = _mm_and_si128(value, splat16(0x7FFF));
     __m128i sign = _mm_andnot_si128(magnitude, value);
@@ -363,7 +368,7 @@ size_t narrowSixteenBit(const std::byte *src, std::byte *dst, size_t count) {
       result =
           select(isNaN, splat16(0x7F), _mm_min_epi16(normal, splat16(0x7C)));
     }
-    if constexpr (smallestNormal > 0 && To != DType::BF16) {
+    if constexpr (smallestNormal > 0 && To != DType::BF16 && subnormals) {
       // The subnormal rounding also gives 0 to the magnitudes below.
       result = select(_mm_cmplt_epi16(magnitude, splat16(smallestNormal)),
                       subnormalLanes<From, To>(magnitude), result);
@@ -371,16 +376,9 @@ size_t narrowSixteenBit(const std::byte *src, std::byte *dst, size_t count) {
       if constexpr (largestZero > 0 || To == DType::BF16)
         result = _mm_andnot_si128(
             _mm_cmplt_epi16(magnitude, splat16(largestZero + 1)), result);
-      if constexpr (smallestNormal > 0) {
-        // float16 -> bfloat16: float16 subnormals are rare in weights, and
-        // their rounding costs as much as the rest, so it is a branch.
-        __m128i subnormal =
-            _mm_and_si128(_mm_cmpgt_epi16(magnitude, splat16(largestZero)),
-                          _mm_cmplt_epi16(magnitude, splat16(smallestNormal)));
-        if (_mm_movemask_epi8(subnormal) != 0)
-          result =
-              select(subnormal, subnormalLanes<From, To>(magnitude), result);
-      }
+      if constexpr (smallestNormal > 0 && subnormals)
+        result = select(subnormalRange(magnitude),
+                        subnormalLanes<From, To>(magnitude), result);
     }
     if constexpr (sizeof(typename ElementStorage<To>::type) == 2)
       result = _mm_or_si128(result, sign);
@@ -391,6 +389,29 @@ size_t narrowSixteenBit(const std::byte *src, std::byte *dst, size_t count) {
     else
       _mm_storel_epi64(reinterpret_cast<__m128i *>(dst + i),
                        _mm_packus_epi16(result, result));
+  };
+  // One branch per chunk of 8 vectors, on whether any lane of it has a
+  // subnormal result: weights have few such chunks, random patterns many
+  // (a quarter of their vectors), and either way the branch is predicted.
+  constexpr size_t kChunk = 64;
+  size_t whole = count - count % 8;
+  for (size_t i = 0; i < whole;) {
+    size_t end = std::min(i + kChunk, whole);
+    bool subnormals = false;
+    if constexpr (smallestNormal > 0) {
+      __m128i seen = _mm_setzero_si128();
+      for (size_t k = i; k < end; k += 8)
+        seen =
+            _mm_or_si128(seen, subnormalRange(_mm_and_si128(
+                                   loadLanes(src + 2 * k), splat16(0x7FFF))));
+      subnormals = _mm_movemask_epi8(seen) != 0;
+    }
+    if (subnormals)
+      for (; i < end; i += 8)
+        convert(i, std::true_type());
+    else
+      for (; i < end; i += 8)
+        convert(i, std::false_type());
   }
   return whole;
 }
