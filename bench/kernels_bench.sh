@@ -20,12 +20,14 @@ runs = json.load(open(sys.argv[1]))["benchmarks"]
 median = {r["run_name"]: r for r in runs if r.get("aggregate_name") == "median"}
 base = {"float32": median["memcpyOf/float32"]["bytes_per_second"],
         "bfloat16": median["memcpyOf/bfloat16"]["bytes_per_second"]}
-# The source's dtype starts the name after the kind (and "transpose_"); 1-
-# and 2-byte sources are compared with the bfloat16 memcpy (the same GB/s).
+# The source's dtype starts the name after the kind (and "transpose_"); 4-
+# and 8-byte sources are compared with the float32 memcpy, 1- and 2-byte
+# ones with the bfloat16 memcpy (the same GB/s).
 def source_dtype(name):
     kernel = name.split("/")[1]
     kernel = kernel[len("transpose_"):] if kernel.startswith("transpose_") else kernel
-    return "float32" if kernel.startswith("float32") else "bfloat16"
+    wide = ("float32", "float64", "int32", "int64", "uint32", "uint64")
+    return "float32" if kernel.startswith(wide) else "bfloat16"
 print("| kernel | median time (ms) | source GB/s | memcpy of the same bytes GB/s | ratio |")
 print("| --- | --- | --- | --- | --- |")
 for name, r in median.items():

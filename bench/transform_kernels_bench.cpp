@@ -10,6 +10,8 @@
 //  - 2-D transposes (copyRegion through [1, 0]) of a [4096, 11008] bfloat16
 //    or float32 tensor, alone and fused with a cast (to float32, bfloat16,
 //    float8_e4m3fn);
+//  - (castIntegers) casts from and to the integer dtypes and bool, of small
+//    integers (0 to 100, which every integer dtype holds);
 //  - a same-dtype region copy of half the columns (a tensor-parallel split).
 // Bytes per second count the source's bytes, as for the memcpy.
 //
@@ -103,6 +105,28 @@ void castWeights(benchmark::State &state, DType from, DType to) {
   castLoop(state, from, weightsTensor(from), to);
 }
 
+/// Integers from 0 to 100 (token ids, masks, quantized values: in the
+/// range of every integer dtype, so that no checked cast fails), as
+/// `dtype`.
+std::vector<unsigned char> smallIntegersTensor(DType dtype) {
+  std::vector<int32_t> values(kElements);
+  std::mt19937_64 rng(3);
+  uint64_t word = 0;
+  for (size_t i = 0; i < kElements; ++i) {
+    if (i % 8 == 0)
+      word = rng();
+    values[i] = int32_t(((word >> (8 * (i % 8))) & 0xFF) % 101);
+  }
+  std::vector<unsigned char> bytes(kElements * dtypeSize(dtype));
+  if (!castElements(DType::I32, values.data(), dtype, bytes.data(), kElements))
+    bytes.clear();
+  return bytes;
+}
+
+void castIntegers(benchmark::State &state, DType from, DType to) {
+  castLoop(state, from, smallIntegersTensor(from), to);
+}
+
 /// copyRegion of `region` of a [kRows, kCols] `from` tensor through
 /// `permutation` into a dense `to` tensor of the permuted region's shape.
 void regionCopy(benchmark::State &state, DType from, DType to, Box region,
@@ -178,6 +202,24 @@ BENCHMARK_CAPTURE(castWeights, float16_to_float8_e4m3fn, DType::F16,
 BENCHMARK_CAPTURE(castWeights, float32_to_float16, DType::F32, DType::F16)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(castWeights, float16_to_float32, DType::F16, DType::F32)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castIntegers, int64_to_int32, DType::I64, DType::I32)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castIntegers, int32_to_int64, DType::I32, DType::I64)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castIntegers, int32_to_int8, DType::I32, DType::I8)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castIntegers, uint8_to_bool, DType::U8, DType::Bool)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castIntegers, int32_to_float32, DType::I32, DType::F32)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castIntegers, float32_to_int32, DType::F32, DType::I32)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castIntegers, int8_to_bfloat16, DType::I8, DType::BF16)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castIntegers, bool_to_float32, DType::Bool, DType::F32)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castIntegers, bfloat16_to_int64, DType::BF16, DType::I64)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(regionCopy, transpose_bfloat16, DType::BF16, DType::BF16,
                   wholeTensor(), Permutation::reversed(2))

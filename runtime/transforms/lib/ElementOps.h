@@ -94,9 +94,9 @@ inline void convertRun(const std::byte *src, std::byte *dst, size_t count,
   if constexpr (Op::isCopy) {
     std::memcpy(dst, src, count * sizeof(Src));
   } else if constexpr (hasFastCastOp<Op>()) {
-    (void)offset;
-    (void)firstFailure;
-    fastcast::castRun<Op::kFrom, Op::kTo>(src, dst, count);
+    uint64_t failure = fastcast::castRun<Op::kFrom, Op::kTo>(src, dst, count);
+    if (failure != kNoCastFailure && uint64_t(offset) + failure < firstFailure)
+      firstFailure = uint64_t(offset) + failure;
   } else if constexpr (Op::kChecked) {
     uint64_t failure = kNoCastFailure;
     for (size_t i = 0; i < count; ++i)

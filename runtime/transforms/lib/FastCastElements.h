@@ -12,10 +12,21 @@
 #ifndef AOA_RUNTIME_TRANSFORMS_LIB_FASTCASTELEMENTS_H
 #define AOA_RUNTIME_TRANSFORMS_LIB_FASTCASTELEMENTS_H
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 namespace aoa::runtime::fastcast {
+
+/// Loads and stores that need no alignment (plain moves once vectorized).
+template <typename T> inline T load(const std::byte *at) {
+  T value;
+  std::memcpy(&value, at, sizeof(T));
+  return value;
+}
+template <typename T> inline void store(std::byte *at, T value) {
+  std::memcpy(at, &value, sizeof(T));
+}
 
 inline int32_t bitsOf(float value) {
   int32_t bits;

@@ -2,10 +2,11 @@
 //
 // Private to the runtime library (FastCast.h), and empty without SSE2. The
 // conversions that GCC's vectorizer does badly, in SSE2 intrinsics: float16
-// and bfloat16 to float32, float32 to float16, bfloat16, e4m3fn and e5m2
-// (the vectorizer narrows to 16 bits early and spends twice the
-// instructions on shuffles), and bfloat16 <-> float16 and 16-bit -> FP8 in
-// 16-bit lanes. Each computes the bits of the scalar functions in
+// and bfloat16 to float32 (float16 mostly in 16-bit lanes), float32 to
+// float16, bfloat16, e4m3fn and e5m2 (the vectorizer narrows to 16 bits
+// early and spends twice the instructions on shuffles), and bfloat16 <->
+// float16 and 16-bit -> FP8 in 16-bit lanes, with their subnormal results
+// in float32 lanes. Each computes the bits of the scalar functions in
 // FastCastElements.h, which are those of FloatConversion.h and
 // Float8Conversion.h (FastCastTest.cpp).
 //
@@ -17,6 +18,7 @@
 #include "aoa/ir/DType.h"
 #include "aoa/runtime/transforms/StridedCopyElement.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -37,27 +39,45 @@ inline __m128i loadLanes(const std::byte *at) {
   return _mm_loadu_si128(reinterpret_cast<const __m128i *>(at));
 }
 
-/// halfToFloat on four float16s held in the low halves of 32-bit lanes.
-inline __m128i halfLanesToFloat(__m128i half) {
-  __m128i magnitude = _mm_and_si128(half, splat(0x7FFF));
-  __m128i sign = _mm_slli_epi32(_mm_xor_si128(half, magnitude), 16);
-  __m128i shifted = _mm_slli_epi32(magnitude, 13);
-  __m128i normal = _mm_add_epi32(shifted, splat((127 - 15) << 23));
-  __m128i quiet = _mm_and_si128(_mm_cmpgt_epi32(magnitude, splat(0x7C00)),
-                                splat(0x00400000));
-  __m128i special =
-      _mm_or_si128(_mm_or_si128(shifted, splat(0x7F800000)), quiet);
-  __m128i subnormal = _mm_castps_si128(
-      _mm_mul_ps(_mm_cvtepi32_ps(magnitude), _mm_set1_ps(0x1p-24f)));
-  __m128i result =
-      select(_mm_cmpgt_epi32(magnitude, splat(0x03FF)), normal, subnormal);
-  result = select(_mm_cmpgt_epi32(magnitude, splat(0x7BFF)), special, result);
-  return _mm_or_si128(sign, result);
+inline __m128i splat16(int value) { return _mm_set1_epi16(int16_t(value)); }
+
+/// halfToFloat on eight float16s, into the float32 bits of the first four
+/// (`low`) and the last four (`high`). Most of it runs in 16-bit lanes (a
+/// float32's top half is the sign, the rebiased exponent and 7 mantissa
+/// bits; its bottom half the other 3), eight elements an instruction: a
+/// subnormal or zero gets the exponent of 2^-14, which is then subtracted
+/// in float32 (exact, and on normal operands only: no microcode assist);
+/// Inf and NaN get the all-ones exponent, a NaN its quiet bit.
+inline void halvesToFloat(__m128i half, __m128i &low, __m128i &high) {
+  __m128i magnitude = _mm_and_si128(half, splat16(0x7FFF));
+  __m128i sign = _mm_xor_si128(half, magnitude);
+  __m128i subnormal = _mm_cmplt_epi16(magnitude, splat16(0x0400));
+  __m128i special = _mm_cmpgt_epi16(magnitude, splat16(0x7BFF));
+  __m128i nan = _mm_cmpgt_epi16(magnitude, splat16(0x7C00));
+  // Exponent + (127 - 15), or + 1 more for a subnormal, or to 255.
+  __m128i top =
+      _mm_add_epi16(_mm_srli_epi16(magnitude, 3), splat16((127 - 15) << 7));
+  top = _mm_add_epi16(top, _mm_and_si128(subnormal, splat16(1 << 7)));
+  top = _mm_add_epi16(top, _mm_and_si128(special, splat16((127 - 15) << 7)));
+  top = _mm_or_si128(top, _mm_and_si128(nan, splat16(0x0040)));
+  __m128i bottom = _mm_slli_epi16(magnitude, 13);
+  __m128i bias = _mm_and_si128(subnormal, splat16(0x3880)); // 2^-14's top
+  __m128i zero = _mm_setzero_si128();
+  auto finish = [&](__m128i bits, __m128i biasBits, __m128i signBits) {
+    __m128 value = _mm_sub_ps(_mm_castsi128_ps(bits),
+                              _mm_castsi128_ps(biasBits)); // x - 0 is x
+    return _mm_or_si128(_mm_castps_si128(value), signBits);
+  };
+  low = finish(_mm_unpacklo_epi16(bottom, top), _mm_unpacklo_epi16(zero, bias),
+               _mm_unpacklo_epi16(zero, sign));
+  high = finish(_mm_unpackhi_epi16(bottom, top), _mm_unpackhi_epi16(zero, bias),
+                _mm_unpackhi_epi16(zero, sign));
 }
 
 /// Widens the first count - count % 8 float16s or bfloat16s at `src`;
-/// returns how many.
-template <DType From>
+/// returns how many. With `Streaming`, `dst` is 16-byte aligned and written
+/// with streaming stores (FastCast.h's castRun).
+template <DType From, bool Streaming = false>
 size_t widenToFloat(const std::byte *src, std::byte *dst, size_t count) {
   size_t whole = count - count % 8;
   __m128i zero = _mm_setzero_si128();
@@ -69,11 +89,15 @@ size_t widenToFloat(const std::byte *src, std::byte *dst, size_t count) {
       low = _mm_unpacklo_epi16(zero, halves);
       high = _mm_unpackhi_epi16(zero, halves);
     } else {
-      low = halfLanesToFloat(_mm_unpacklo_epi16(halves, zero));
-      high = halfLanesToFloat(_mm_unpackhi_epi16(halves, zero));
+      halvesToFloat(halves, low, high);
     }
-    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 4 * i), low);
-    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 4 * i + 16), high);
+    if constexpr (Streaming) {
+      _mm_stream_si128(reinterpret_cast<__m128i *>(dst + 4 * i), low);
+      _mm_stream_si128(reinterpret_cast<__m128i *>(dst + 4 * i + 16), high);
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 4 * i), low);
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 4 * i + 16), high);
+    }
   }
   return whole;
 }
@@ -204,19 +228,65 @@ constexpr bool hasSixteenBitLanes(DType from, DType to) {
           (to == DType::BF16 || to == DType::F8E4M3 || to == DType::F8E5M2));
 }
 
+/// The subnormal results of narrowSixteenBit, without their sign, for the
+/// source magnitudes `magnitude` below the smallest normal result (other
+/// lanes get values never used), in 16-bit lanes. Through float32: a
+/// bfloat16 is its top half and a float16 rebiased (as if normal: a
+/// float16 subnormal, below 2^-14, still rounds to 0 in e4m3fn); the
+/// float32 rounding by addition (roundedByAddition) then gives the bits,
+/// exactly as FastCastElements.h does, 0 for magnitudes that round to
+/// zero. A float16 subnormal (nonzero), to bfloat16, is its mantissa as a
+/// float32 rounded to bfloat16, less 24 in the exponent (the scaling by
+/// 2^-24 commutes with the rounding: the result is normal).
+template <DType From, DType To>
+inline __m128i subnormalLanes(__m128i magnitude) {
+  __m128i zero = _mm_setzero_si128();
+  __m128i low, high;
+  if constexpr (From == DType::BF16) {
+    low = _mm_unpacklo_epi16(zero, magnitude);
+    high = _mm_unpackhi_epi16(zero, magnitude);
+  } else {
+    low = _mm_unpacklo_epi16(magnitude, zero);
+    high = _mm_unpackhi_epi16(magnitude, zero);
+  }
+  if constexpr (To == DType::BF16) {
+    auto rounded = [](__m128i mantissa) {
+      __m128i bits = _mm_castps_si128(_mm_cvtepi32_ps(mantissa));
+      __m128i lsb = _mm_and_si128(_mm_srli_epi32(bits, 16), splat(1));
+      return _mm_srli_epi32(
+          _mm_add_epi32(_mm_add_epi32(bits, splat(0x7FFF)), lsb), 16);
+    };
+    return _mm_sub_epi16(_mm_packs_epi32(rounded(low), rounded(high)),
+                         splat16(24 << 7));
+  } else {
+    static_assert(To == DType::F16 || To == DType::F8E4M3 ||
+                      To == DType::F8E5M2,
+                  "no subnormal lanes for this cast");
+    if constexpr (From == DType::F16) {
+      low = _mm_add_epi32(_mm_slli_epi32(low, 13), splat((127 - 15) << 23));
+      high = _mm_add_epi32(_mm_slli_epi32(high, 13), splat((127 - 15) << 23));
+    }
+    constexpr float magic = To == DType::F16      ? 0.5f
+                            : To == DType::F8E4M3 ? 0x1p14f
+                                                  : 0x1p7f;
+    return _mm_packs_epi32(roundedByAddition(low, magic),
+                           roundedByAddition(high, magic));
+  }
+}
+
 /// Converts bfloat16 to float16, e4m3fn or e5m2, or float16 to bfloat16,
 /// e4m3fn or e5m2, eight elements at a time in 16-bit lanes without going
 /// through float32. Both 16-bit formats are a float32's top bits (float16
 /// after rebiasing), so the float32 code's rounding, whose low bits are
 /// then zero, reduces to 16-bit arithmetic: for normal results, overflow,
-/// NaN, and values that round to zero. A vector with a lane whose result
-/// needs the subnormal rounding (rare in weights) goes through float32.
+/// NaN, and values that round to zero. Subnormal results (subnormalLanes)
+/// are computed in float32 lanes and selected, for the vectors of a chunk
+/// of 64 elements where one has a lane that needs them.
 /// Returns how many elements were done (count - count % 8).
 template <DType From, DType To>
 size_t narrowSixteenBit(const std::byte *src, std::byte *dst, size_t count) {
   static_assert(hasSixteenBitLanes(From, To), "no 16-bit lane conversion");
-  auto splat16 = [](int value) { return _mm_set1_epi16(int16_t(value)); };
-  // The magnitudes, exclusive, between which the float32 path is taken:
+  // The magnitudes, exclusive, between which the result is subnormal:
   // above the largest that rounds to zero, below the smallest normal
   // result (as source bit patterns).
   constexpr bool fromBF16 = From == DType::BF16;
@@ -237,103 +307,111 @@ size_t narrowSixteenBit(const std::byte *src, std::byte *dst, size_t count) {
                                         splat16((1 << (shift - 1)) - 1)),
                           shift);
   };
-  size_t whole = count - count % 8;
-  __m128i zero = _mm_setzero_si128();
-  for (size_t i = 0; i < whole; i += 8) {
+  // Lanes whose result is subnormal.
+  auto subnormalRange = [](__m128i magnitude) {
+    return _mm_and_si128(_mm_cmpgt_epi16(magnitude, splat16(largestZero)),
+                         _mm_cmplt_epi16(magnitude, splat16(smallestNormal)));
+  };
+  // One vector at `i`, with or without the subnormal results.
+  auto convert = [&](size_t i, auto subnormalsTag) {
+    constexpr bool subnormals = decltype(subnormalsTag)::value;
     __m128i value = loadLanes(src + 2 * i);
     __m128i magnitude = _mm_and_si128(value, splat16(0x7FFF));
     __m128i sign = _mm_andnot_si128(magnitude, value);
     __m128i result;
-    bool subnormal = false;
-    if constexpr (smallestNormal > 0) {
-      __m128i inRange =
-          _mm_and_si128(_mm_cmpgt_epi16(magnitude, splat16(largestZero)),
-                        _mm_cmplt_epi16(magnitude, splat16(smallestNormal)));
-      subnormal = _mm_movemask_epi8(inRange) != 0;
-    }
-    if (subnormal) {
-      // Through float32 (narrowLanes), for the whole vector.
-      __m128i low, high;
-      if constexpr (fromBF16) {
-        low = _mm_unpacklo_epi16(zero, value);
-        high = _mm_unpackhi_epi16(zero, value);
-      } else {
-        low = halfLanesToFloat(_mm_unpacklo_epi16(value, zero));
-        high = halfLanesToFloat(_mm_unpackhi_epi16(value, zero));
-      }
-      low = narrowLanes<To>(low);
-      high = narrowLanes<To>(high);
-      if constexpr (To == DType::BF16) {
-        // Sign-extended so that the saturating pack keeps the sign bit.
-        low = _mm_srai_epi32(_mm_slli_epi32(low, 16), 16);
-        high = _mm_srai_epi32(_mm_slli_epi32(high, 16), 16);
-      }
-      result = _mm_packs_epi32(low, high);
-      if constexpr (To == DType::F16)
-        result = _mm_or_si128(result, sign); // narrowLanes leaves it out
+    __m128i isNaN =
+        _mm_cmpgt_epi16(magnitude, splat16(fromBF16 ? 0x7F80 : 0x7C00));
+    if constexpr (fromBF16 && To == DType::F16) {
+      // Exact: 7 mantissa bits into 10; overflow (Inf too) from 65536.
+      __m128i normal =
+          _mm_slli_epi16(_mm_sub_epi16(magnitude, splat16((127 - 15) << 7)), 3);
+      __m128i nan = _mm_or_si128(
+          splat16(0x7E00),
+          _mm_slli_epi16(_mm_and_si128(magnitude, splat16(0x7F)), 3));
+      result = select(_mm_cmpgt_epi16(magnitude, splat16(0x4780 - 1)),
+                      splat16(0x7C00), normal);
+      result = select(isNaN, nan, result);
+    } else if constexpr (To == DType::BF16) {
+      // float16 -> bfloat16: 10 mantissa bits rounded to 7, rebiased;
+      // Inf stays Inf, a NaN keeps its top payload bits, made quiet.
+      __m128i normal = _mm_add_epi16(
+          roundedShift(magnitude, std::integral_constant<int, 3>()),
+          splat16((127 - 15) << 7));
+      __m128i nan = _mm_or_si128(
+          splat16(0x7FC0),
+          _mm_and_si128(_mm_srli_epi16(magnitude, 3), splat16(0x7F)));
+      result = select(_mm_cmpeq_epi16(magnitude, splat16(0x7C00)),
+                      splat16(0x7F80), normal);
+      result = select(isNaN, nan, result);
+    } else if constexpr (To == DType::F8E4M3) {
+      // NaN from 480 up (Inf and NaN too); the rounding itself gives
+      // 0x7F (NaN) past 464.
+      constexpr int shift = fromBF16 ? 4 : 7;
+      __m128i normal = roundedShift(
+          _mm_sub_epi16(magnitude,
+                        splat16(fromBF16 ? (127 - 7) << 7 : 8 << 10)),
+          std::integral_constant<int, shift>());
+      result =
+          select(_mm_cmpgt_epi16(magnitude,
+                                 splat16(fromBF16 ? 0x43F0 - 1 : 0x5F80 - 1)),
+                 splat16(0x7F), normal);
     } else {
-      __m128i isNaN =
-          _mm_cmpgt_epi16(magnitude, splat16(fromBF16 ? 0x7F80 : 0x7C00));
-      if constexpr (fromBF16 && To == DType::F16) {
-        // Exact: 7 mantissa bits into 10; overflow (Inf too) from 65536.
-        __m128i normal = _mm_slli_epi16(
-            _mm_sub_epi16(magnitude, splat16((127 - 15) << 7)), 3);
-        __m128i nan = _mm_or_si128(
-            splat16(0x7E00),
-            _mm_slli_epi16(_mm_and_si128(magnitude, splat16(0x7F)), 3));
-        result = select(_mm_cmpgt_epi16(magnitude, splat16(0x4780 - 1)),
-                        splat16(0x7C00), normal);
-        result = select(isNaN, nan, result);
-      } else if constexpr (To == DType::BF16) {
-        // float16 -> bfloat16: 10 mantissa bits rounded to 7, rebiased;
-        // Inf stays Inf, a NaN keeps its top payload bits, made quiet.
-        __m128i normal = _mm_add_epi16(
-            roundedShift(magnitude, std::integral_constant<int, 3>()),
-            splat16((127 - 15) << 7));
-        __m128i nan = _mm_or_si128(
-            splat16(0x7FC0),
-            _mm_and_si128(_mm_srli_epi16(magnitude, 3), splat16(0x7F)));
-        result = select(_mm_cmpeq_epi16(magnitude, splat16(0x7C00)),
-                        splat16(0x7F80), normal);
-        result = select(isNaN, nan, result);
-      } else if constexpr (To == DType::F8E4M3) {
-        // NaN from 480 up (Inf and NaN too); the rounding itself gives
-        // 0x7F (NaN) past 464.
-        constexpr int shift = fromBF16 ? 4 : 7;
-        __m128i normal = roundedShift(
-            _mm_sub_epi16(magnitude,
-                          splat16(fromBF16 ? (127 - 7) << 7 : 8 << 10)),
-            std::integral_constant<int, shift>());
-        result =
-            select(_mm_cmpgt_epi16(magnitude,
-                                   splat16(fromBF16 ? 0x43F0 - 1 : 0x5F80 - 1)),
-                   splat16(0x7F), normal);
-      } else {
-        // e5m2: overflow (Inf too) gives Inf, NaN gives 0x7F. From
-        // float16 (the same exponent) the rounding holds for subnormals
-        // too.
-        constexpr int shift = fromBF16 ? 5 : 8;
-        __m128i rebiased =
-            fromBF16 ? _mm_sub_epi16(magnitude, splat16((127 - 15) << 7))
-                     : magnitude;
-        __m128i normal =
-            roundedShift(rebiased, std::integral_constant<int, shift>());
-        result =
-            select(isNaN, splat16(0x7F), _mm_min_epi16(normal, splat16(0x7C)));
-      }
+      // e5m2: overflow (Inf too) gives Inf, NaN gives 0x7F. From
+      // float16 (the same exponent) the rounding holds for subnormals
+      // too.
+      constexpr int shift = fromBF16 ? 5 : 8;
+      __m128i rebiased =
+          fromBF16 ? _mm_sub_epi16(magnitude, splat16((127 - 15) << 7))
+                   : magnitude;
+      __m128i normal =
+          roundedShift(rebiased, std::integral_constant<int, shift>());
+      result =
+          select(isNaN, splat16(0x7F), _mm_min_epi16(normal, splat16(0x7C)));
+    }
+    if constexpr (smallestNormal > 0 && To != DType::BF16 && subnormals) {
+      // The subnormal rounding also gives 0 to the magnitudes below.
+      result = select(_mm_cmplt_epi16(magnitude, splat16(smallestNormal)),
+                      subnormalLanes<From, To>(magnitude), result);
+    } else {
       if constexpr (largestZero > 0 || To == DType::BF16)
         result = _mm_andnot_si128(
             _mm_cmplt_epi16(magnitude, splat16(largestZero + 1)), result);
-      if constexpr (sizeof(typename ElementStorage<To>::type) == 2)
-        result = _mm_or_si128(result, sign);
-      else
-        result = _mm_or_si128(result, _mm_srli_epi16(sign, 8));
+      if constexpr (smallestNormal > 0 && subnormals)
+        result = select(subnormalRange(magnitude),
+                        subnormalLanes<From, To>(magnitude), result);
     }
+    if constexpr (sizeof(typename ElementStorage<To>::type) == 2)
+      result = _mm_or_si128(result, sign);
+    else
+      result = _mm_or_si128(result, _mm_srli_epi16(sign, 8));
     if constexpr (sizeof(typename ElementStorage<To>::type) == 2)
       _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 2 * i), result);
     else
       _mm_storel_epi64(reinterpret_cast<__m128i *>(dst + i),
                        _mm_packus_epi16(result, result));
+  };
+  // One branch per chunk of 8 vectors, on whether any lane of it has a
+  // subnormal result: weights have few such chunks, random patterns many
+  // (a quarter of their vectors), and either way the branch is predicted.
+  constexpr size_t kChunk = 64;
+  size_t whole = count - count % 8;
+  for (size_t i = 0; i < whole;) {
+    size_t end = std::min(i + kChunk, whole);
+    bool subnormals = false;
+    if constexpr (smallestNormal > 0) {
+      __m128i seen = _mm_setzero_si128();
+      for (size_t k = i; k < end; k += 8)
+        seen =
+            _mm_or_si128(seen, subnormalRange(_mm_and_si128(
+                                   loadLanes(src + 2 * k), splat16(0x7FFF))));
+      subnormals = _mm_movemask_epi8(seen) != 0;
+    }
+    if (subnormals)
+      for (; i < end; i += 8)
+        convert(i, std::true_type());
+    else
+      for (; i < end; i += 8)
+        convert(i, std::false_type());
   }
   return whole;
 }

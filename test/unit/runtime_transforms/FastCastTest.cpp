@@ -7,7 +7,8 @@
 // every input of the 8- and 16-bit sources; for float32 and float64
 // sources the special classes, every rounding boundary of each target
 // (midpoints and their neighbours) and millions of random bit patterns; and
-// block tails, misaligned buffers and casts in place.
+// block tails, misaligned buffers, streamed (8 MiB) destinations and casts
+// in place.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/runtime/transforms/Cast.h"
@@ -233,6 +234,37 @@ TEST(FastCast, BlockTailsAndMisalignedBuffersMatchTheReference) {
                                                           dstOffset)),
                   "");
       }
+  }
+}
+
+TEST(FastCast, StreamedWideningsMatchTheReference) {
+  // Destinations from 8 MiB on are written with streaming stores, which
+  // the widenings make straight from their registers: every pattern,
+  // repeated, plus a tail; the destination 16-byte aligned, or 4 bytes
+  // past (a few elements before the first streamed one); the tails leave
+  // a last block with whole vectors and a few elements more.
+  std::vector<unsigned char> halves;
+  for (int copy = 0; copy < 33; ++copy) {
+    std::vector<unsigned char> all = everyPattern(2);
+    halves.insert(halves.end(), all.begin(), all.end());
+  }
+  halves.resize(halves.size() + 2 * 13, 0x3C);
+  std::vector<unsigned char> bytes;
+  for (int copy = 0; copy < 16500; ++copy) {
+    std::vector<unsigned char> all = everyPattern(1);
+    bytes.insert(bytes.end(), all.begin(), all.end());
+  }
+  bytes.resize(bytes.size() + 21, 0x41);
+  for (size_t dstOffset : {0u, 4u}) {
+    SCOPED_TRACE("destination offset " + std::to_string(dstOffset));
+    EXPECT_EQ((firstMismatch<DType::F16, DType::F32>(halves, 0, dstOffset)),
+              "");
+    EXPECT_EQ((firstMismatch<DType::BF16, DType::F32>(halves, 0, dstOffset)),
+              "");
+    EXPECT_EQ((firstMismatch<DType::F8E4M3, DType::F32>(bytes, 0, dstOffset)),
+              "");
+    EXPECT_EQ((firstMismatch<DType::F8E5M2, DType::BF16>(bytes, 0, dstOffset)),
+              "");
   }
 }
 
