@@ -10,8 +10,8 @@ namespace aoa {
 
 namespace {
 
-void appendEscape(std::string &out, uint32_t unit) {
-  char text[8];
+void appendEscape(std::string &out, uint16_t unit) {
+  char text[8]; // "\\u" and four hex digits: a UTF-16 code unit fits
   std::snprintf(text, sizeof(text), "\\u%04x", unsigned(unit));
   out += text;
 }
@@ -63,10 +63,10 @@ void appendPythonJsonString(std::string &out, std::string_view text) {
     uint32_t code = decodeUtf8(text, i).value_or(0xFFFD);
     if (code >= 0x10000) {
       code -= 0x10000;
-      appendEscape(out, 0xD800 + (code >> 10));
-      appendEscape(out, 0xDC00 + (code & 0x3FF));
+      appendEscape(out, uint16_t(0xD800 + (code >> 10)));
+      appendEscape(out, uint16_t(0xDC00 + (code & 0x3FF)));
     } else {
-      appendEscape(out, code);
+      appendEscape(out, uint16_t(code));
     }
   }
   out += '"';

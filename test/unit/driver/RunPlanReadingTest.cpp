@@ -73,6 +73,22 @@ TEST(RunPlanReadingTest, EachRankReadsItsOwnSectionOfABinaryPlan) {
   EXPECT_EQ(outcomes[0].job->fingerprint, outcomes[1].job->fingerprint);
 }
 
+TEST(RunPlanReadingTest, RankZerosBytesReachARankThatCannotOpenThePlan) {
+  // Rank 1 has no such file (the plan is on rank 0's node only): rank 0
+  // broadcasts the bytes, and rank 1 still decodes only its own section.
+  test::ScratchDirectory dir;
+  std::string path = dir.file("p.bin");
+  writeFile(path, binplan::encodeBinaryPlan(test::readSamplePlan(), {1, 2}));
+  std::vector<RankOutcome> outcomes =
+      readOnRanks(2, {path, dir.file("missing.bin")});
+  for (uint32_t r = 0; r < 2; ++r) {
+    ASSERT_TRUE(outcomes[r].job) << outcomes[r].printed;
+    EXPECT_EQ(outcomes[r].job->plan.onlyRank, std::optional<uint32_t>(r));
+    EXPECT_TRUE(outcomes[r].job->plan.programs[1 - r].rounds.empty());
+  }
+  EXPECT_EQ(outcomes[0].job->fingerprint, outcomes[1].job->fingerprint);
+}
+
 TEST(RunPlanReadingTest, ATextPlanIsReadWholeByEveryRank) {
   test::ScratchDirectory dir;
   std::string path = dir.file("p.txt");
