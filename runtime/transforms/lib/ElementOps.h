@@ -22,16 +22,10 @@
 
 namespace aoa::runtime {
 
-/// Unaligned loads and stores (buffers come from file offsets); compilers
-/// emit plain moves for these.
-template <typename T> inline T loadElement(const std::byte *at) {
-  T value;
-  std::memcpy(&value, at, sizeof(T));
-  return value;
-}
-template <typename T> inline void storeElement(std::byte *at, T value) {
-  std::memcpy(at, &value, sizeof(T));
-}
+/// Unaligned loads and stores (buffers come from file offsets): the fast
+/// casts' own (FastCastElements.h).
+using fastcast::load;
+using fastcast::store;
 
 /// The bits of a `sizeof(Word)`-byte element, unchanged.
 template <typename Word> struct CopyOp {
@@ -100,15 +94,15 @@ inline void convertRun(const std::byte *src, std::byte *dst, size_t count,
   } else if constexpr (Op::kChecked) {
     uint64_t failure = kNoCastFailure;
     for (size_t i = 0; i < count; ++i)
-      storeElement<Dst>(dst + i * sizeof(Dst),
-                        applyAt<Op>(loadElement<Src>(src + i * sizeof(Src)),
-                                    offset + int64_t(i), failure));
+      store<Dst>(dst + i * sizeof(Dst),
+                 applyAt<Op>(load<Src>(src + i * sizeof(Src)),
+                             offset + int64_t(i), failure));
     if (failure < firstFailure)
       firstFailure = failure;
   } else {
     for (size_t i = 0; i < count; ++i)
-      storeElement<Dst>(dst + i * sizeof(Dst),
-                        Op::apply(loadElement<Src>(src + i * sizeof(Src))));
+      store<Dst>(dst + i * sizeof(Dst),
+                 Op::apply(load<Src>(src + i * sizeof(Src))));
   }
 }
 

@@ -119,11 +119,10 @@ void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src, std::byte *dst,
             int64_t rowOffset = d + r * rows.dstStride;
             std::byte *to = dst + rowOffset * dstSize;
             for (int64_t c = c0; c < c1; ++c)
-              storeElement<Dst>(
+              store<Dst>(
                   to + c * dstSize,
-                  applyAt<Op>(
-                      loadElement<Src>(from + c * inner.srcStride * srcSize),
-                      rowOffset + c, firstFailure));
+                  applyAt<Op>(load<Src>(from + c * inner.srcStride * srcSize),
+                              rowOffset + c, firstFailure));
           }
         }
       }
@@ -137,11 +136,10 @@ void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src, std::byte *dst,
   forEachOuterIndex(outer, [&](int64_t s, int64_t d) {
     for (int64_t k = 0; k < inner.extent; ++k) {
       int64_t offset = d + k * inner.dstStride;
-      storeElement<Dst>(
+      store<Dst>(
           dst + offset * dstSize,
-          applyAt<Op>(
-              loadElement<Src>(src + (s + k * inner.srcStride) * srcSize),
-              offset, firstFailure));
+          applyAt<Op>(load<Src>(src + (s + k * inner.srcStride) * srcSize),
+                      offset, firstFailure));
     }
   });
 }
