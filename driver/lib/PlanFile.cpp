@@ -40,6 +40,13 @@ std::optional<plan::Plan> readPlanBytes(const std::string &path,
   return plan;
 }
 
+bool isBinaryPlanFile(const std::string &path) {
+  char magic[sizeof(binplan::kMagic)] = {};
+  std::ifstream file(path, std::ios::binary);
+  file.read(magic, sizeof(magic));
+  return binplan::isBinaryPlan(std::string_view(magic, size_t(file.gcount())));
+}
+
 std::optional<plan::Plan> readPlanFileAnyForm(const std::string &path,
                                               std::string &bytes,
                                               SourceManager &sources,

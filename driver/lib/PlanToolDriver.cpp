@@ -15,7 +15,6 @@
 #include "aoa/formats/plan/PlanWriter.h"
 #include "aoa/ir/Diagnostics.h"
 
-#include <fstream>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -47,11 +46,7 @@ std::optional<plan::Plan> readPlan(const PlanToolCommand &command,
                                    DiagnosticEngine &diags,
                                    binplan::PlanOrigin &origin) {
   if (command.rank) {
-    char magic[sizeof(binplan::kMagic)] = {};
-    std::ifstream file(command.planPath, std::ios::binary);
-    file.read(magic, sizeof(magic));
-    if (binplan::isBinaryPlan(
-            std::string_view(magic, size_t(file.gcount())))) {
+    if (isBinaryPlanFile(command.planPath)) {
       std::optional<plan::Plan> plan = binplan::readBinaryPlanRank(
           command.planPath, *command.rank, diags, &origin);
       if (plan && !verifyPlanRank(*plan, *command.rank, diags))

@@ -26,14 +26,6 @@ std::string errorCountLine(unsigned errors) {
          " in the plan; nothing was written.\n";
 }
 
-/// Whether `path` starts with the binary plan's magic.
-bool isBinaryPlanFile(const std::string &path) {
-  char magic[sizeof(binplan::kMagic)] = {};
-  std::ifstream file(path, std::ios::binary);
-  file.read(magic, sizeof(magic));
-  return binplan::isBinaryPlan(std::string_view(magic, size_t(file.gcount())));
-}
-
 /// Rank `rank`'s part of the binary plan (from the file, or from `bytes`
 /// when given), verified for that rank; diagnostics go to `out`.
 std::optional<JobPlan> readRankSection(const RunCommand &command, uint32_t rank,

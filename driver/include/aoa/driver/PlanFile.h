@@ -28,6 +28,10 @@ std::optional<plan::Plan> readPlanBytes(const std::string &path,
                                         DiagnosticEngine &diags,
                                         binplan::PlanOrigin *origin = nullptr);
 
+/// Whether the file `path` starts with the binary plan's magic (false when it
+/// cannot be read): which reader a plan of one rank goes through.
+bool isBinaryPlanFile(const std::string &path);
+
 /// Reads the file `path` whole, then as readPlanBytes; `bytes` receives
 /// what was read.
 std::optional<plan::Plan> readPlanFileAnyForm(const std::string &path,
