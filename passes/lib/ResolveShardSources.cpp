@@ -117,8 +117,8 @@ plan::StoredTensor ShardSourceResolver::storedTensor(TensorRef tensor,
                                                      uint32_t file) {
   plan::StoredTensor t;
   t.file = file;
-  t.name = std::string(shard.name());
-  t.key = std::string(tensor.key());
+  t.name = names_.intern(shard.name());
+  t.key = names_.intern(tensor.key());
   t.dtype = tensor.dtype();
   t.globalShape.assign(tensor.globalShape().begin(),
                        tensor.globalShape().end());

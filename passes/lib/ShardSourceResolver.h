@@ -14,6 +14,7 @@
 #include "ShardSourceFinder.h"
 #include "SourceReplicas.h"
 #include "aoa/ir/FlatRange.h"
+#include "aoa/ir/SharedString.h"
 #include "aoa/passes/CompilationState.h"
 
 #include <map>
@@ -54,8 +55,8 @@ private:
   uint32_t fileId(std::vector<plan::File> &files,
                   std::unordered_map<std::string_view, uint32_t> &ids,
                   std::string_view path, uint32_t rank);
-  static plan::StoredTensor storedTensor(TensorRef tensor, ShardRef shard,
-                                         uint32_t file);
+  plan::StoredTensor storedTensor(TensorRef tensor, ShardRef shard,
+                                  uint32_t file);
   /// The boxes a stored shard holds whole: its box, or its flat range's.
   static std::vector<FlatPiece> storedPieces(ShardRef shard);
   uint32_t planSourceTensor(ShardId id);
@@ -149,6 +150,8 @@ private:
   /// a map: most shards of a conversion are read).
   static constexpr uint32_t kNoTensor = UINT32_MAX;
   std::vector<uint32_t> sourceTensorIds_;
+  /// One string per distinct key and name of the plan's stored tensors.
+  SharedStringPool names_;
   /// Keyed by the metadata's interned file names.
   std::unordered_map<std::string_view, uint32_t> sourceFileIds_,
       destinationFileIds_;

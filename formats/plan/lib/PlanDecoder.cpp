@@ -195,7 +195,16 @@ bool PlanDecoder::box(std::string_view pool, uint64_t first, uint64_t rank,
 }
 
 bool PlanDecoder::string(uint32_t index, std::string &out,
-                     const std::string &what) {
+                         const std::string &what) {
+  SharedString shared;
+  if (!string(index, shared, what))
+    return false;
+  out = shared.str();
+  return true;
+}
+
+bool PlanDecoder::string(uint32_t index, SharedString &out,
+                         const std::string &what) {
   if (index >= strings_.size())
     return fail(what + " refers to string " + std::to_string(index) +
                 ", but the string table has " +

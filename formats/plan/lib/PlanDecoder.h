@@ -76,6 +76,7 @@ private:
   bool box(std::string_view pool, uint64_t first, uint64_t rank, Box &out,
            const std::string &what);
   bool string(uint32_t index, std::string &out, const std::string &what);
+  bool string(uint32_t index, SharedString &out, const std::string &what);
   bool dtype(uint8_t code, DType &out, const std::string &what);
   bool strings(std::string_view bytes);
   bool files(std::string_view bytes);
@@ -99,7 +100,8 @@ private:
   /// The section being decoded, for messages.
   std::string where_;
   std::vector<DirectoryEntry> directory_;
-  std::vector<std::string> strings_;
+  /// Shared: the stored tensors of a plan repeat the same keys and names.
+  std::vector<SharedString> strings_;
   std::vector<plan::TransformStep> steps_;
   std::vector<TransformList> transformLists_;
   plan::Plan plan_;

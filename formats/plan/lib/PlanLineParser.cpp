@@ -145,6 +145,8 @@ private:
 
   LineScanner scan_;
   ParsedLine &out_;
+  /// A tensor's name and key as read (the tensor holds shared strings).
+  std::string name_, key_;
 };
 
 bool LineParser::type(std::string_view what, DType &dtype,
@@ -402,15 +404,17 @@ bool LineParser::tensorLine(std::string_view keyword, LineKind kind,
       !scan_.expectWord(kFieldFile) ||
       !scan_.id("the file id", t.file, &s.file) ||
       !scan_.expectWord(kFieldName) ||
-      !scan_.quoted("the tensor's name in the file as a string", t.name,
+      !scan_.quoted("the tensor's name in the file as a string", name_,
                     &s.name) ||
       !scan_.expectWord(kFieldKey) ||
-      !scan_.quoted("the checkpoint key as a string", t.key, &s.key) ||
+      !scan_.quoted("the checkpoint key as a string", key_, &s.key) ||
       !type("the key's dtype and global shape, e.g. 'bfloat16[1024, 512]'",
             t.dtype, t.globalShape, &s.type) ||
       !scan_.expectWord(kFieldBox) ||
       !box("the box the tensor holds, e.g. '[0:512, 0:512]'", t.box, &s.box))
     return false;
+  t.name = std::move(name_);
+  t.key = std::move(key_);
   t.flat.reset();
   if (scan_.peekWord() == kFieldFlat) {
     scan_.skip(kFieldFlat.size());

@@ -253,7 +253,9 @@ void PlanTextReader::storeTensor(size_t start) {
   std::vector<plan::StoredTensor> &tensors =
       source ? plan_.sourceTensors : plan_.destinationTensors;
   checkId(start, parsed_.kind, tensors.size());
-  tensors.push_back(parsed_.tensor);
+  plan::StoredTensor &t = tensors.emplace_back(parsed_.tensor);
+  t.name = names_.intern(t.name);
+  t.key = names_.intern(t.key);
   (source ? lines_.sourceTensors : lines_.destinationTensors).push_back(start);
 }
 

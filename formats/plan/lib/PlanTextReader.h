@@ -92,6 +92,8 @@ private:
   plan::Plan plan_;
   LineTable lines_;
   ParsedLine parsed_;
+  /// One string per distinct key and name of the stored tensors.
+  SharedStringPool names_;
   LineError lineError_;
   Section section_ = Section::Start;
   /// The first line of the current section, for order diagnostics.

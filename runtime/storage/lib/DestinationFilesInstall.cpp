@@ -161,7 +161,7 @@ Status DestinationFiles::writeMetadata(const std::vector<uint64_t> &hashes) {
   std::vector<std::string> keys;
   for (uint32_t t = 0; t < plan_.destinationTensors.size(); ++t) {
     auto [it, inserted] =
-        tensorsOfKey.try_emplace(plan_.destinationTensors[t].key);
+        tensorsOfKey.try_emplace(plan_.destinationTensors[t].key.str());
     if (inserted)
       keys.push_back(plan_.destinationTensors[t].key);
     it->second.push_back(t);

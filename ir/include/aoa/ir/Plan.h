@@ -25,6 +25,7 @@
 #include "aoa/ir/Box.h"
 #include "aoa/ir/DType.h"
 #include "aoa/ir/Permutation.h"
+#include "aoa/ir/SharedString.h"
 #include "aoa/ir/ShardMetadata.h"
 
 #include <cstdint>
@@ -72,8 +73,9 @@ struct ByteRange {
 /// A tensor stored in a safetensors file.
 struct StoredTensor {
   uint32_t file = 0;  ///< into Plan::sourceFiles or Plan::destinationFiles
-  std::string name;   ///< its name inside the file
-  std::string key;    ///< the checkpoint key it is a shard of
+  /// Shared: a plan repeats each key and name over many shards.
+  SharedString name; ///< its name inside the file
+  SharedString key;  ///< the checkpoint key it is a shard of
   DType dtype = DType::F32;
   llvm::SmallVector<int64_t, 4> globalShape; ///< of the key (inline: a plan
                                              ///< stores a million tensors)
