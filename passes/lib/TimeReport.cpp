@@ -1,5 +1,4 @@
-//===- TimeReport.cpp - Wall time of named compile steps
-//-------------------===//
+//===- TimeReport.cpp - Wall time of named compile steps -----------------===//
 #include "aoa/passes/TimeReport.h"
 
 #include <cstdio>
