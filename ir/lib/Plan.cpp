@@ -113,6 +113,21 @@ int64_t Round::bufferBytes() const {
   return total;
 }
 
+uint32_t TransformTable::intern(const std::vector<TransformStep> &steps) {
+  for (uint32_t i = 0; i < transforms.size(); ++i) {
+    const std::vector<TransformStep> &t = transforms[i];
+    if (t.size() == steps.size() &&
+        std::equal(
+            t.begin(), t.end(), steps.begin(),
+            [](const TransformStep &a, const TransformStep &b) {
+              return a.text() == b.text();
+            }))
+      return i;
+  }
+  transforms.push_back(steps);
+  return static_cast<uint32_t>(transforms.size() - 1);
+}
+
 std::vector<RankCost> Plan::costs() const {
   std::vector<RankCost> out(ranks);
   for (uint32_t r = 0; r < programs.size() && r < ranks; ++r) {

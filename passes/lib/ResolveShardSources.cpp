@@ -27,21 +27,6 @@
 
 namespace aoa {
 
-uint32_t TransformTable::intern(const std::vector<plan::TransformStep> &steps) {
-  for (uint32_t i = 0; i < transforms.size(); ++i) {
-    const std::vector<plan::TransformStep> &t = transforms[i];
-    if (t.size() == steps.size() &&
-        std::equal(
-            t.begin(), t.end(), steps.begin(),
-            [](const plan::TransformStep &a, const plan::TransformStep &b) {
-              return a.text() == b.text();
-            }))
-      return i;
-  }
-  transforms.push_back(steps);
-  return static_cast<uint32_t>(transforms.size() - 1);
-}
-
 void ShardSourceResolver::run() {
   state_.transfers.clear();
   state_.transforms = TransformTable();

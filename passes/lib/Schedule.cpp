@@ -305,6 +305,7 @@ private:
   }
 
   void emit(const std::vector<Transfer> &transfers) {
+    plan_.transforms = state_.transforms; // copies name their ids
     plan_.programs.assign(plan_.ranks, plan::RankProgram());
     for (plan::RankProgram &program : plan_.programs)
       program.rounds.resize(rounds_);
@@ -373,7 +374,7 @@ private:
           copy.opcode = Opcode::Copy;
           copy.buffer = out;
           copy.input = data;
-          copy.transform = steps(t);
+          copy.transform = t.transform;
           lists[t.destinationRank].tail.push_back(std::move(copy));
           data = out;
         }

@@ -238,7 +238,7 @@ std::string encodeLists(const plan::Plan &plan, StringTable &strings) {
   return w.take();
 }
 
-std::string encodeRank(const plan::RankProgram &program,
+std::string encodeRank(const plan::Plan &plan, const plan::RankProgram &program,
                        const TransformTable &transforms) {
   ByteWriter rounds, buffers, instructions, lists;
   ByteWriter scratch;      ///< one shape or region at a time
@@ -271,7 +271,7 @@ std::string encodeRank(const plan::RankProgram &program,
       instructions.u32(in.input);
       instructions.u32(in.tensor);
       instructions.u32(in.peer);
-      instructions.u32(transforms.find(in.transform, transformKey));
+      instructions.u32(transforms.find(plan.steps(in), transformKey));
       instructions.u32(uint32_t(in.region.rank()));
       instructions.u32(uint32_t(in.buffers.size()));
       instructions.u64(ints.add(region));
@@ -312,7 +312,7 @@ public:
     for (const plan::RankProgram &program : plan.programs)
       for (const plan::Round &round : program.rounds)
         for (const plan::Instruction &in : round.instructions)
-          transforms_.intern(in.transform);
+          transforms_.intern(plan.steps(in));
   }
 
   size_t sectionCount() const {
@@ -341,7 +341,7 @@ public:
         sharedOut[kTransforms] = transforms_.encode();
       } else {
         size_t i = task - (shared ? 1 : 0);
-        ranksOut[i] = encodeRank(plan_.programs[firstRank + i], transforms_);
+        ranksOut[i] = encodeRank(plan_, plan_.programs[firstRank + i], transforms_);
       }
       return runtime::Status();
     });

@@ -399,6 +399,8 @@ bool PlanDecoder::transforms(std::string_view bytes) {
       return fail("transform " + std::to_string(i) + " uses steps " +
                   std::to_string(list.first) + " + " +
                   std::to_string(list.count) + " of " + std::to_string(steps));
+    list.planId = plan_.transforms.intern(std::vector<plan::TransformStep>(
+        steps_.begin() + list.first, steps_.begin() + list.first + list.count));
   }
   return true;
 }

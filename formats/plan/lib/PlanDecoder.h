@@ -34,6 +34,7 @@ struct DirectoryEntry {
 struct TransformList {
   uint32_t first = 0;
   uint32_t count = 0;
+  uint32_t planId = 0; ///< its steps' id in Plan::transforms
 };
 
 /// A rank section's flat arrays (RankDecoder.cpp), each checked against the

@@ -140,7 +140,8 @@ private:
     in.buffer = in.input = in.tensor = in.peer = 0;
     in.region = Box();
     in.buffers.clear();
-    in.transform.clear();
+    in.transform = 0;
+    out_.steps.clear();
   }
 
   LineScanner scan_;
@@ -579,8 +580,8 @@ bool LineParser::copyBody() {
       s.steps.push_back(at);
       if (!scan_.quoted("a transform step as a string, e.g. \"[1, 0]\"", text))
         return false;
-      in.transform.emplace_back();
-      if (!step(text, at, in.transform.back()))
+      out_.steps.emplace_back();
+      if (!step(text, at, out_.steps.back()))
         return false;
     } while (scan_.accept(','));
     if (!scan_.expect(']', "',' or ']' after a transform step"))

@@ -66,6 +66,9 @@ struct ParsedLine {
   /// Instruction: the buffers it defines are `results` (also in
   /// instruction.buffer or instruction.buffers), declared `resultTypes`.
   plan::Instruction instruction;
+  /// Copy: its transform steps (the reader interns them into the plan's
+  /// table and sets instruction.transform).
+  std::vector<plan::TransformStep> steps;
   std::vector<uint32_t> results;
   std::vector<plan::BufferDecl> resultTypes;
   LineSites sites;

@@ -248,9 +248,17 @@ void PlanChecker::checkCopy(uint32_t r, uint32_t k, uint32_t i,
   DType dtype = round.buffers[in.input].dtype;
   std::vector<int64_t> shape(round.buffers[in.input].shape.begin(),
                              round.buffers[in.input].shape.end());
-  for (uint32_t j = 0; j < in.transform.size(); ++j) {
+  if (in.transform >= plan_.transforms.size()) {
+    error(at(r, k, i, Field::Whole),
+          "the copy names transform " + std::to_string(in.transform) +
+              ", but the plan has " + std::to_string(plan_.transforms.size()))
+        .hint("the plan is inconsistent; recompile it");
+    return;
+  }
+  const std::vector<plan::TransformStep> &steps = plan_.steps(in);
+  for (uint32_t j = 0; j < steps.size(); ++j) {
     std::string why;
-    if (!applyStep(in.transform[j], dtype, shape, why)) {
+    if (!applyStep(steps[j], dtype, shape, why)) {
       error(at(r, k, i, Field::Step, j), why)
           .hint("steps apply in order to the input buffer %" +
                 std::to_string(in.input) + " (" +

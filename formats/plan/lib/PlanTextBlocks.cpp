@@ -240,7 +240,9 @@ void PlanTextReader::instruction(size_t start) {
   for (size_t i = 0; i < parsed_.results.size(); ++i)
     definitions_.push_back({parsed_.results[i], parsed_.resultTypes[i], start,
                             parsed_.sites.results[i]});
-  round_->instructions.push_back(parsed_.instruction);
+  plan::Instruction &in = round_->instructions.emplace_back(parsed_.instruction);
+  if (in.opcode == plan::Opcode::Copy)
+    in.transform = plan_.transforms.intern(parsed_.steps);
   lines_.rounds.back().back().push_back(start);
 }
 

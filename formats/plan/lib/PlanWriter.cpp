@@ -220,21 +220,23 @@ private:
         bufferType(round, in.buffers[i]);
       }
       return;
-    case plan::Opcode::Copy:
+    case plan::Opcode::Copy: {
       buffer(in.buffer);
       out_ += " = ";
       out_ += opcodeName(in.opcode);
       space();
       buffer(in.input);
       out_ += " [";
-      for (size_t i = 0; i < in.transform.size(); ++i) {
+      const std::vector<plan::TransformStep> &steps = plan_.steps(in);
+      for (size_t i = 0; i < steps.size(); ++i) {
         if (i)
           out_ += ", ";
-        appendQuoted(out_, in.transform[i].text());
+        appendQuoted(out_, steps[i].text());
       }
       out_ += "] : ";
       bufferType(round, in.buffer);
       return;
+    }
     case plan::Opcode::Write:
       out_ += opcodeName(in.opcode);
       word(kDestinationTensorRef);

@@ -85,8 +85,7 @@ bool PlanDecoder::instruction(ByteCursor &records, const RankArrays &arrays,
                 ", but the transform table has " +
                 std::to_string(transformLists_.size()));
   const TransformList &list = transformLists_[transform];
-  in.transform.assign(steps_.begin() + list.first,
-                      steps_.begin() + list.first + list.count);
+  in.transform = list.planId;
   if (!box(arrays.pool, firstInt, regionRank, in.region, what + "'s region"))
     return false;
   uint64_t listCount = arrays.listCount;

@@ -144,7 +144,7 @@ Status RankRound::runCopy(uint32_t i) const {
   TransformCastFailure failure;
   failure.offset = kNoCastFailure;
   Status status = applyTransformSteps(
-      inst.transform,
+      plan_.steps(inst),
       TensorView(pointers_[inst.input], size_t(in.bytes()), in.dtype, in.shape),
       MutableTensorView(pointers_[inst.buffer], size_t(out.bytes()), out.dtype,
                         out.shape),
@@ -194,7 +194,7 @@ Error RankRound::castFailure(uint32_t i, DType from, DType to,
     const plan::BufferDecl &in = round_->buffers[next->input];
     const plan::BufferDecl &out = round_->buffers[next->buffer];
     Expected<std::vector<TransformStage>> stages = planTransformStages(
-        next->transform, in.dtype, in.shape, out.dtype, out.shape);
+        plan_.steps(*next), in.dtype, in.shape, out.dtype, out.shape);
     if (!stages.ok())
       break;
     offset = transformInputOffset(*stages, offset);

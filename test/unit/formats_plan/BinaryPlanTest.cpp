@@ -45,7 +45,7 @@ plan::Plan richPlan() {
   std::optional<std::vector<plan::TransformStep>> steps =
       plan::parseTransformSteps({"[2, 0, 1]", "bfloat16", "[1, 0, 2]"}, 3, why);
   EXPECT_TRUE(steps) << why;
-  copy.transform = *steps;
+  copy.transform = plan.transforms.intern(*steps);
   round.instructions.push_back(copy);
   round.instructions.push_back(copy);
   plan.memoryBudget = -5; // any value round-trips; the verifier judges it
@@ -94,8 +94,11 @@ void expectSameFiles(const std::vector<plan::File> &a,
   }
 }
 
-void expectSameProgram(const plan::RankProgram &a, const plan::RankProgram &b,
+/// Rank `r`'s programs of plans `pa` and `pb` are the same (copies compared
+/// by their steps: transform ids are each plan's own).
+void expectSameProgram(const plan::Plan &pa, const plan::Plan &pb, uint32_t r,
                        const std::string &rank) {
+  const plan::RankProgram &a = pa.programs[r], &b = pb.programs[r];
   ASSERT_EQ(a.rounds.size(), b.rounds.size()) << rank;
   for (size_t k = 0; k < a.rounds.size(); ++k) {
     const plan::Round &ra = a.rounds[k], &rb = b.rounds[k];
@@ -116,7 +119,7 @@ void expectSameProgram(const plan::RankProgram &a, const plan::RankProgram &b,
       expectSameBox(x.region, y.region, what);
       EXPECT_EQ(x.peer, y.peer) << what;
       EXPECT_EQ(x.buffers, y.buffers) << what;
-      expectSameSteps(x.transform, y.transform, what);
+      expectSameSteps(pa.steps(x), pb.steps(y), what);
     }
   }
 }
@@ -134,8 +137,7 @@ void expectSamePlan(const plan::Plan &a, const plan::Plan &b) {
   EXPECT_EQ(a.copiedFiles, b.copiedFiles);
   ASSERT_EQ(a.programs.size(), b.programs.size());
   for (size_t r = 0; r < a.programs.size(); ++r)
-    expectSameProgram(a.programs[r], b.programs[r],
-                      "rank " + std::to_string(r));
+    expectSameProgram(a, b, uint32_t(r), "rank " + std::to_string(r));
 }
 
 std::optional<plan::Plan> decode(std::string_view bytes, std::string &message,
@@ -293,7 +295,7 @@ TEST(BinaryPlanTest, ReadsOneRankFromAFile) {
   EXPECT_EQ(origin, (binplan::PlanOrigin{5, 6}));
   ASSERT_EQ(one->programs.size(), 2u);
   EXPECT_TRUE(one->programs[0].rounds.empty());
-  expectSameProgram(plan.programs[1], one->programs[1], "rank 1");
+  expectSameProgram(plan, *one, 1, "rank 1");
   expectSameTensors(plan.sourceTensors, one->sourceTensors);
   EXPECT_EQ(one->copiedFiles, plan.copiedFiles);
 

@@ -78,7 +78,7 @@ TEST(PlanTextTest, ScalarsAndEmptyTransforms) {
   p.destinationTensors = {tensor(0, "step", DType::I64, {}, Box())};
   plan::Round round;
   round.buffers = {decl(DType::I64, {}), decl(DType::I64, {})};
-  round.instructions = {read(0, 0, Box()), copy(1, 0, {}), write(0, Box(), 1)};
+  round.instructions = {read(0, 0, Box()), copy(p, 1, 0, {}), write(0, Box(), 1)};
   p.programs.resize(1);
   p.programs[0].rounds = {round};
   std::string text = printPlanText(p);

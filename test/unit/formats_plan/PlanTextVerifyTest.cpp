@@ -222,11 +222,26 @@ TEST(PlanTextVerifyTest, CastsBetweenAllDtypes) {
 
 TEST(PlanVerifierTest, NamesSitesInWords) {
   plan::Plan p = samplePlan();
-  p.programs[1].rounds[1].instructions[1].transform[0].canonical = {2, 3, 2};
+  // The flatten round's copy is the only one with its transform.
+  uint32_t id = p.programs[1].rounds[1].instructions[1].transform;
+  p.transforms.transforms[id][0].canonical = {2, 3, 2};
   std::vector<std::string> messages = verifyMessages(p);
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_EQ(messages[0].rfind("rank 1, round 1, instruction 1 (copy): step "
                               "'flatten:[2, 3, 2]'",
+                              0),
+            0u)
+      << messages[0];
+}
+
+TEST(PlanVerifierTest, ACopyNamesATransformOfThePlan) {
+  plan::Plan p = samplePlan();
+  p.programs[1].rounds[1].instructions[1].transform = 99;
+  std::vector<std::string> messages = verifyMessages(p);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0].rfind("rank 1, round 1, instruction 1 (copy): the "
+                              "copy names transform 99, but the plan has " +
+                                  std::to_string(p.transforms.size()),
                               0),
             0u)
       << messages[0];

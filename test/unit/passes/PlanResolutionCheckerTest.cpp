@@ -153,7 +153,7 @@ TEST(PlanResolution, CheckerCatchesPolicyViolations) {
   plan::Plan unpermuted = compiled.plan;
   for (plan::Instruction &in : unpermuted.programs[1].rounds[0].instructions)
     if (in.opcode == plan::Opcode::Copy)
-      in.transform.clear();
+      in.transform = 0; // the empty transform
   EXPECT_FALSE(execute(c, unpermuted).empty());
 
   // A cast to the wrong dtype.
@@ -163,7 +163,9 @@ TEST(PlanResolution, CheckerCatchesPolicyViolations) {
       plan::TransformStep step;
       step.kind = plan::TransformStep::Kind::Cast;
       step.dtype = DType::F16;
-      in.transform.push_back(step);
+      std::vector<plan::TransformStep> steps = cast.steps(in);
+      steps.push_back(step);
+      in.transform = cast.transforms.intern(steps);
     }
   EXPECT_FALSE(execute(c, cast).empty());
 

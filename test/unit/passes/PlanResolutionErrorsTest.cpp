@@ -228,7 +228,7 @@ TEST(PlanResolution, OptimizerStatesKeepTheirPrecision) {
         for (const plan::Instruction &copy : round.instructions) {
           if (copy.opcode != plan::Opcode::Copy || copy.buffer != in.buffer)
             continue;
-          for (const plan::TransformStep &step : copy.transform)
+          for (const plan::TransformStep &step : compiled.plan.steps(copy))
             EXPECT_FALSE(step.kind == plan::TransformStep::Kind::Cast)
                 << "w.moment1_0 is cast to " << step.text();
         }

@@ -123,6 +123,18 @@ bool keepsBoxes(const std::vector<TransformStep> &steps);
 Permutation composedPermutation(const std::vector<TransformStep> &steps,
                                 size_t rank);
 
+/// Distinct transforms by id; id 0 is the empty transform.
+struct TransformTable {
+  std::vector<std::vector<TransformStep>> transforms{{}};
+
+  /// The id of `steps`, adding them when new (compared by their text).
+  uint32_t intern(const std::vector<TransformStep> &steps);
+  size_t size() const { return transforms.size(); }
+  const std::vector<TransformStep> &operator[](uint32_t id) const {
+    return transforms[id];
+  }
+};
+
 /// A round-local dense buffer: `shape` elements of `dtype`.
 struct BufferDecl {
   DType dtype = DType::F32;
@@ -148,8 +160,10 @@ struct Instruction {
   /// message.
   uint32_t peer = 0;
   std::vector<uint32_t> buffers;
-  /// Copy: applied to the input to give the output.
-  std::vector<TransformStep> transform;
+  /// Copy: applied to the input to give the output; into Plan::transforms
+  /// (a plan has a handful of distinct transforms and may have millions of
+  /// copies), 0 is the empty transform.
+  uint32_t transform = 0;
 };
 
 struct Round {
@@ -212,6 +226,8 @@ struct Plan {
   std::vector<std::string> copiedFiles;
   /// One program per rank (all rounds, the same count on every rank).
   std::vector<RankProgram> programs;
+  /// The transforms copy instructions name (Instruction::transform).
+  TransformTable transforms;
   /// Set when only this rank's program was read (binplan::readBinaryPlanRank
   /// and what aoa-run reads in each process of a job): the other programs
   /// are empty, and what needs them (the pairing of messages, what a resumed
@@ -219,6 +235,11 @@ struct Plan {
   std::optional<uint32_t> onlyRank;
 
   std::vector<RankCost> costs() const;
+  /// The steps of copy instruction `in`; its id must be in the table (the
+  /// verifier checks that of a plan read from a file).
+  const std::vector<TransformStep> &steps(const Instruction &in) const {
+    return transforms[in.transform];
+  }
 };
 
 } // namespace plan

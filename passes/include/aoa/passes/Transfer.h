@@ -30,11 +30,8 @@ struct Transfer {
 };
 
 /// The distinct transforms of a conversion (a few per conversion).
-struct TransformTable {
-  std::vector<std::vector<plan::TransformStep>> transforms{{}};
-
-  uint32_t intern(const std::vector<plan::TransformStep> &steps);
-};
+/// (The plan keeps the same table: copy instructions name its ids.)
+using TransformTable = plan::TransformTable;
 
 } // namespace aoa
 

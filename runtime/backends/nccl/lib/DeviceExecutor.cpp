@@ -30,11 +30,12 @@ using plan::Opcode;
 uint64_t alignScratch(uint64_t bytes) { return (bytes + 255) / 256 * 256; }
 
 /// The stages of copy `inst` of `round`, or an error.
-Expected<std::vector<TransformStage>> stagesOf(const plan::Round &round,
+Expected<std::vector<TransformStage>> stagesOf(const plan::Plan &plan,
+                                               const plan::Round &round,
                                                const plan::Instruction &inst) {
   const plan::BufferDecl &in = round.buffers[inst.input];
   const plan::BufferDecl &out = round.buffers[inst.buffer];
-  return planTransformStages(inst.transform, in.dtype, in.shape, out.dtype,
+  return planTransformStages(plan.steps(inst), in.dtype, in.shape, out.dtype,
                              out.shape);
 }
 
@@ -57,7 +58,7 @@ size_t largestCheckedStageCount(const plan::Plan &plan, uint32_t rank) {
     for (const plan::Instruction &inst : round.instructions)
       if (inst.opcode == Opcode::Copy)
         if (Expected<std::vector<TransformStage>> stages =
-                stagesOf(round, inst);
+                stagesOf(plan, round, inst);
             stages.ok())
           for (const TransformStage &stage : *stages)
             count += castMayFail(stage.from, stage.to) ? 1 : 0;
@@ -76,7 +77,7 @@ uint64_t largestCopyScratch(const plan::Plan &plan, uint32_t rank) {
     for (const plan::Instruction &inst : round.instructions)
       if (inst.opcode == Opcode::Copy)
         if (Expected<std::vector<TransformStage>> stages =
-                stagesOf(round, inst);
+                stagesOf(plan, round, inst);
             stages.ok())
           largest = std::max(largest, scratchBytesOf(*stages));
   return largest;
@@ -302,7 +303,7 @@ Status DeviceRun::queueCopy(Slot &slot, uint32_t i) {
   const RankRound &round = *slot.round;
   const plan::Instruction &inst = round.instruction(i);
   Expected<std::vector<TransformStage>> stages =
-      stagesOf(round.round(), inst);
+      stagesOf(plan_, round.round(), inst);
   if (!stages.ok())
     return Error{round.where() + ": " + stages.error().message,
                  stages.error().hint};

@@ -55,13 +55,13 @@ plan::Instruction exchange(Opcode opcode, uint32_t peer,
   return in;
 }
 
-plan::Instruction copy(uint32_t buffer, uint32_t input,
-                       std::vector<plan::TransformStep> steps) {
+plan::Instruction copy(plan::Plan &plan, uint32_t buffer, uint32_t input,
+                       const std::vector<plan::TransformStep> &steps) {
   plan::Instruction in;
   in.opcode = Opcode::Copy;
   in.buffer = buffer;
   in.input = input;
-  in.transform = std::move(steps);
+  in.transform = plan.transforms.intern(steps);
   return in;
 }
 
@@ -144,8 +144,8 @@ plan::Plan samplePlan() {
       read(1, 3, box({{2, 4}, {0, 8}})),
       exchange(Opcode::Send, 1, {1}),
       exchange(Opcode::Recv, 1, {2, 3}),
-      copy(4, 0, {permute({1, 0}), cast(f32)}),
-      copy(5, 2, {permute({1, 0}), cast(f32)}),
+      copy(p, 4, 0, {permute({1, 0}), cast(f32)}),
+      copy(p, 5, 2, {permute({1, 0}), cast(f32)}),
       write(0, box({{0, 4}, {0, 4}}), 4),
       write(0, box({{0, 4}, {4, 8}}), 5),
       write(1, box({{0, 2}, {0, 8}}), 3),
@@ -159,7 +159,7 @@ plan::Plan samplePlan() {
       read(2, 4, box({{0, 6}, {0, 2}})),
       exchange(Opcode::Send, 0, {0, 1}),
       exchange(Opcode::Recv, 0, {3}),
-      copy(4, 2, {reshape(false, {3, 2, 2})}),
+      copy(p, 4, 2, {reshape(false, {3, 2, 2})}),
       write(2, box({{2, 4}, {0, 8}}), 3),
       write(3, box({{0, 3}, {0, 2}, {0, 2}}), 4),
   };
@@ -167,7 +167,7 @@ plan::Plan samplePlan() {
   flattenRound.buffers = {decl(f32, {2, 2, 3}), decl(f32, {4, 3})};
   flattenRound.instructions = {
       read(0, 5, box({{0, 2}, {0, 2}, {0, 3}})),
-      copy(1, 0, {reshape(true, {2, 2, 3})}),
+      copy(p, 1, 0, {reshape(true, {2, 2, 3})}),
       write(4, box({{0, 4}, {0, 3}}), 1),
   };
   p.programs.resize(2);
@@ -263,9 +263,9 @@ std::string difference(const plan::Plan &a, const plan::Plan &b) {
             break;
           case Opcode::Copy:
             same = x.buffer == y.buffer && x.input == y.input &&
-                   stepText(x.transform) == stepText(y.transform);
-            for (size_t s = 0; same && s < x.transform.size(); ++s)
-              same = x.transform[s].kind == y.transform[s].kind;
+                   stepText(a.steps(x)) == stepText(b.steps(y));
+            for (size_t s = 0; same && s < a.steps(x).size(); ++s)
+              same = a.steps(x)[s].kind == b.steps(y)[s].kind;
             break;
           }
         }

@@ -33,8 +33,9 @@ plan::StoredTensor tensor(uint32_t file, std::string name, DType dtype,
 plan::Instruction read(uint32_t buffer, uint32_t tensor, Box region);
 plan::Instruction exchange(plan::Opcode opcode, uint32_t peer,
                            std::vector<uint32_t> buffers);
-plan::Instruction copy(uint32_t buffer, uint32_t input,
-                       std::vector<plan::TransformStep> steps);
+/// A copy whose steps are interned into `plan`'s transforms.
+plan::Instruction copy(plan::Plan &plan, uint32_t buffer, uint32_t input,
+                       const std::vector<plan::TransformStep> &steps);
 plan::Instruction write(uint32_t tensor, Box region, uint32_t buffer);
 plan::TransformStep permute(std::vector<int64_t> axes);
 plan::TransformStep cast(DType dtype);

@@ -318,17 +318,18 @@ void Executor::copy(RoundState &round, uint32_t rank,
   // No statement here casts twice: data must not be rounded
   // through an intermediate dtype.
   int casts = 0;
-  for (const plan::TransformStep &step : in.transform)
+  const std::vector<plan::TransformStep> &steps = plan_.steps(in);
+  for (const plan::TransformStep &step : steps)
     casts += step.kind == plan::TransformStep::Kind::Cast;
   if (casts > 1) {
     std::string text;
-    for (const plan::TransformStep &step : in.transform)
+    for (const plan::TransformStep &step : steps)
       text += " " + step.text();
     fail(where + ": copy casts " + std::to_string(casts) + " times:" + text);
   }
   Buffer result = *input;
   std::string why;
-  if (!applyTransform(in.transform, result, why)) {
+  if (!applyTransform(steps, result, why)) {
     fail(where + ": copy: " + why);
     return;
   }
