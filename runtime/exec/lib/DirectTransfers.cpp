@@ -3,6 +3,8 @@
 
 #include "aoa/runtime/storage/StoredRegion.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 
@@ -142,6 +144,51 @@ findDirectTransfers(const plan::Plan &plan, const std::vector<RankRound> &ranks,
     }
   }
   return transfers;
+}
+
+std::vector<DirectTransfer> directTransfersOnRank(const plan::Plan &plan,
+                                                  const RankRound &round) {
+  if (round.reads().empty())
+    return {};
+  // Other ranks' rounds are left empty: no message matches, so only reads
+  // that feed a write of this rank qualify.
+  std::vector<RankRound> ranks;
+  ranks.reserve(plan.programs.size());
+  for (uint32_t rank = 0; rank < plan.programs.size(); ++rank)
+    ranks.push_back(
+        rank == round.rank() ? round : RankRound(plan, rank, SIZE_MAX, {}));
+  return findDirectTransfers(plan, ranks, {});
+}
+
+std::vector<uint8_t> copiedDirectly(const RankRound &round,
+                                    const std::vector<DirectTransfer> &direct) {
+  if (direct.empty())
+    return {};
+  std::vector<uint8_t> marked(round.round().instructions.size(), 0);
+  for (const DirectTransfer &transfer : direct) {
+    if (transfer.readRank == round.rank())
+      marked[transfer.read] = 1;
+    if (transfer.writeRank == round.rank())
+      marked[transfer.write] = 1;
+  }
+  return marked;
+}
+
+std::vector<uint64_t> arenaBytesByRound(const plan::Plan &plan, uint32_t rank,
+                                        ReceivedBuffers received,
+                                        bool copyDirectly) {
+  std::vector<uint64_t> bytes;
+  if (rank >= plan.programs.size())
+    return bytes;
+  bytes.resize(plan.programs[rank].rounds.size());
+  for (size_t r = 0; r < bytes.size(); ++r) {
+    RankRound round(plan, rank, r);
+    std::vector<uint8_t> direct;
+    if (copyDirectly)
+      direct = copiedDirectly(round, directTransfersOnRank(plan, round));
+    bytes[r] = round.arenaBytes(round.buffersInArena(received, direct));
+  }
+  return bytes;
 }
 
 } // namespace aoa::runtime

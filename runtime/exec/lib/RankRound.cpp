@@ -127,6 +127,64 @@ void RankRound::layOutBuffers(uint8_t *arena, ReceivedBuffers received) {
   }
 }
 
+std::vector<uint8_t>
+RankRound::buffersInArena(ReceivedBuffers received,
+                          llvm::ArrayRef<uint8_t> copiedDirectly) const {
+  if (!round_)
+    return {};
+  std::vector<uint8_t> used(round_->buffers.size(), 0);
+  auto use = [&](uint32_t b) {
+    if (b < used.size())
+      used[b] = 1;
+  };
+  auto direct = [&](uint32_t i) {
+    return i < copiedDirectly.size() && copiedDirectly[i];
+  };
+  for (uint32_t i : reads_)
+    if (!direct(i))
+      use(instruction(i).buffer);
+  for (uint32_t i : writes_)
+    if (!direct(i))
+      use(instruction(i).buffer);
+  for (const std::vector<uint32_t> &level : copyLevels_)
+    for (uint32_t i : level) {
+      use(instruction(i).input);
+      use(instruction(i).buffer);
+    }
+  for (uint32_t i : sends_)
+    for (uint32_t b : instruction(i).buffers)
+      use(b);
+  for (uint32_t i : receives_)
+    for (uint32_t b : instruction(i).buffers)
+      use(b);
+  if (received == ReceivedBuffers::Borrowed) {
+    std::vector<uint8_t> borrowed = receivedBuffers(*round_);
+    for (size_t b = 0; b < used.size(); ++b)
+      used[b] &= uint8_t(!borrowed[b]);
+  }
+  return used;
+}
+
+uint64_t RankRound::arenaBytes(llvm::ArrayRef<uint8_t> inArena) const {
+  uint64_t bytes = 0;
+  for (size_t b = 0; b < inArena.size(); ++b)
+    if (inArena[b])
+      bytes += alignUp(uint64_t(round_->buffers[b].bytes()));
+  return bytes;
+}
+
+void RankRound::layOutBuffers(uint8_t *arena, llvm::ArrayRef<uint8_t> inArena) {
+  if (!round_)
+    return;
+  pointers_.assign(round_->buffers.size(), nullptr);
+  uint64_t offset = 0;
+  for (size_t b = 0; b < inArena.size(); ++b)
+    if (inArena[b]) {
+      pointers_[b] = arena + offset;
+      offset += alignUp(uint64_t(round_->buffers[b].bytes()));
+    }
+}
+
 Status RankRound::runRead(uint32_t i, const SourceFiles &sources) const {
   const plan::Instruction &inst = instruction(i);
   Status status =

@@ -77,9 +77,10 @@ std::string RunLifeCycle::largestRound() const {
   size_t largestIndex = 0;
   int64_t largestBytes = -1;
   for (uint32_t rank : ranksRun()) {
-    const std::vector<plan::Round> &rounds = plan_.programs[rank].rounds;
-    for (size_t k = 0; k < rounds.size(); ++k)
-      if (int64_t bytes = rounds[k].bufferBytes(); bytes > largestBytes) {
+    size_t rounds = plan_.programs[rank].rounds.size();
+    for (size_t k = 0; k < rounds; ++k)
+      if (int64_t bytes = int64_t(roundBufferBytes(rank, k));
+          bytes > largestBytes) {
         largestBytes = bytes;
         largestRank = rank;
         largestIndex = k;

@@ -47,15 +47,9 @@ RankRound RunLifeCycle::liveRound(uint32_t rank, size_t r) const {
 
 std::vector<DirectTransfer>
 RunLifeCycle::directTransfersWithin(const RankRound &round) const {
-  if (!options_.directCopy || !writesFiles() || round.reads().empty())
+  if (!options_.directCopy || !writesFiles())
     return {};
-  // Other ranks' rounds are unknown here: empty, and no message matches,
-  // so only reads that feed a write of this rank qualify.
-  std::vector<RankRound> ranks;
-  for (uint32_t rank = 0; rank < plan_.programs.size(); ++rank)
-    ranks.push_back(
-        rank == round.rank() ? round : RankRound(plan_, rank, SIZE_MAX, {}));
-  return findDirectTransfers(plan_, ranks, {});
+  return directTransfersOnRank(plan_, round);
 }
 
 Status RunLifeCycle::runReads(const RankRound &round,

@@ -84,6 +84,66 @@ TEST_F(RankRoundTest, ArenasHoldEveryBufferOnACacheLine) {
   EXPECT_EQ(borrowed.bufferBytes(2), 32u);
 }
 
+TEST_F(RankRoundTest, ArenasHoldOnlyTheBuffersLiveInstructionsUseInMemory) {
+  // Every instruction live: every buffer (received ones as above).
+  RankRound full(*plan, 1, 0);
+  std::vector<uint8_t> owned = full.buffersInArena(ReceivedBuffers::Owned);
+  EXPECT_EQ(owned, (std::vector<uint8_t>{1, 1, 1, 1, 1}));
+  EXPECT_EQ(full.arenaBytes(owned),
+            runtime::roundArenaBytes(full.round(), ReceivedBuffers::Owned));
+  EXPECT_EQ(full.buffersInArena(ReceivedBuffers::Borrowed),
+            (std::vector<uint8_t>{1, 1, 1, 0, 1}));
+
+  // Without the q reshape: %2 and %4 are used by nothing live.
+  std::vector<uint8_t> live = {1, 1, 0, 1, 1, 0, 1, 0};
+  RankRound partial(*plan, 1, 0, live);
+  std::vector<uint8_t> inArena = partial.buffersInArena(ReceivedBuffers::Owned);
+  EXPECT_EQ(inArena, (std::vector<uint8_t>{1, 1, 0, 1, 0}));
+  EXPECT_EQ(partial.arenaBytes(inArena), 3u * 64);
+  std::vector<uint8_t> arena(3 * 64);
+  partial.layOutBuffers(arena.data(), inArena);
+  EXPECT_EQ(partial.buffer(0), arena.data());
+  EXPECT_EQ(partial.buffer(1), arena.data() + 64);
+  EXPECT_EQ(partial.buffer(2), nullptr);
+  EXPECT_EQ(partial.buffer(3), arena.data() + 128);
+  EXPECT_EQ(partial.buffer(4), nullptr);
+
+  // A read or write marked as copied file to file keeps its buffer while
+  // another live instruction uses it: %1 is also sent, %3 received.
+  std::vector<uint8_t> marked(8, 0);
+  marked[1] = marked[6] = 1;
+  EXPECT_EQ(partial.buffersInArena(ReceivedBuffers::Owned, marked),
+            (std::vector<uint8_t>{1, 1, 0, 1, 0}));
+  EXPECT_EQ(partial.buffersInArena(ReceivedBuffers::Borrowed, marked),
+            (std::vector<uint8_t>{1, 1, 0, 0, 0}));
+}
+
+TEST(RankRoundArena, ABufferOnlyCopiedFileToFileTakesNoMemory) {
+  plan::Plan plan;
+  plan.ranks = 1;
+  plan.programs.resize(1);
+  plan::Round &round = plan.programs[0].rounds.emplace_back();
+  round.buffers.resize(2, plan::BufferDecl{DType::F32, {1024}});
+  auto add = [&](plan::Opcode opcode, uint32_t buffer) {
+    plan::Instruction &inst = round.instructions.emplace_back();
+    inst.opcode = opcode;
+    inst.buffer = buffer;
+  };
+  add(plan::Opcode::Read, 0);
+  add(plan::Opcode::Write, 0);
+  add(plan::Opcode::Read, 1);
+  add(plan::Opcode::Write, 1);
+  RankRound rankRound(plan, 0, 0);
+  std::vector<uint8_t> inArena = rankRound.buffersInArena(
+      ReceivedBuffers::Owned, std::vector<uint8_t>{1, 1, 0, 0});
+  EXPECT_EQ(inArena, (std::vector<uint8_t>{0, 1}));
+  EXPECT_EQ(rankRound.arenaBytes(inArena), 4096u);
+  std::vector<uint8_t> arena(4096);
+  rankRound.layOutBuffers(arena.data(), inArena);
+  EXPECT_EQ(rankRound.buffer(0), nullptr);
+  EXPECT_EQ(rankRound.buffer(1), arena.data());
+}
+
 TEST(RankRoundCopyLevels, ACopyOfACopyRunsInALaterLevel) {
   plan::Plan plan;
   plan.ranks = 1;

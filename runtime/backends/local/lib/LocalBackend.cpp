@@ -1,10 +1,13 @@
 //===- LocalBackend.cpp ---------------------------------------------------===//
 #include "aoa/runtime/backends/LocalBackend.h"
 
+#include "aoa/ir/ByteSize.h"
 #include "aoa/runtime/exec/CallerTensors.h"
 #include "aoa/runtime/exec/DirectTransfers.h"
 #include "aoa/runtime/exec/MessageMatching.h"
 #include "aoa/runtime/exec/RunLifeCycle.h"
+
+#include <algorithm>
 
 namespace aoa::runtime {
 
@@ -26,8 +29,9 @@ struct MemoryDestination {
 };
 
 /// The local backend's rounds: every rank's in lock step, each rank's
-/// buffers in its own arena (sized for its largest round, allocated when
-/// first used); a receive borrows the sender's buffer. With a
+/// buffers in its own arena (sized for its largest round, without the
+/// buffers of reads that writes copy file to file; allocated when first
+/// used); a receive borrows the sender's buffer. With a
 /// MemoryDestination, only the work that one rank's tensors need runs
 /// (other ranks' reads and copies included, for its messages), and its
 /// writes fill the caller's memory.
@@ -39,10 +43,15 @@ public:
       : RunLifeCycle(plan, options, process, RankScope::AllRanks, progress,
                      JobLauncher()),
         memory_(std::move(memory)) {
+    roundBytes_.resize(plan.programs.size());
     arenaBytes_.resize(plan.programs.size());
-    for (uint32_t rank = 0; rank < plan.programs.size(); ++rank)
-      arenaBytes_[rank] =
-          largestRoundArenaBytes(plan, rank, ReceivedBuffers::Borrowed);
+    for (uint32_t rank = 0; rank < plan.programs.size(); ++rank) {
+      // Writes into memory go through the buffers.
+      roundBytes_[rank] = arenaBytesByRound(
+          plan, rank, ReceivedBuffers::Borrowed, options.directCopy && !memory_);
+      for (uint64_t bytes : roundBytes_[rank])
+        arenaBytes_[rank] = std::max(arenaBytes_[rank], bytes);
+    }
   }
 
 private:
@@ -59,6 +68,9 @@ private:
       return bound.error();
     tensorData_ = std::move(*bound);
     return Status();
+  }
+  uint64_t roundBufferBytes(uint32_t rank, size_t r) const override {
+    return roundBytes_[rank][r];
   }
   uint64_t hostBufferBytes() const override {
     uint64_t bytes = 0;
@@ -128,9 +140,18 @@ private:
       if (rank.empty())
         continue;
       uint32_t id = rank.rank();
+      std::vector<uint8_t> inArena = rank.buffersInArena(
+          ReceivedBuffers::Borrowed, copiedDirectly(rank, direct));
+      if (rank.arenaBytes(inArena) > arenaBytes_[id]) // see arenaBytes_
+        return Error{"internal: " + rank.where() + " needs " +
+                         formatByteSize(int64_t(rank.arenaBytes(inArena))) +
+                         " of buffers, more than the " +
+                         formatByteSize(int64_t(arenaBytes_[id])) +
+                         " allocated",
+                     "please report this plan"};
       if (!arenas_[id] && arenaBytes_[id])
         arenas_[id].reset(new uint8_t[arenaBytes_[id]]);
-      rank.layOutBuffers(arenas_[id].get(), ReceivedBuffers::Borrowed);
+      rank.layOutBuffers(arenas_[id].get(), inArena);
       for (uint32_t i : rank.reads()) {
         if (directIndex(id, i) < 0)
           reads.push_back({&rank, i});
@@ -233,6 +254,9 @@ private:
   std::optional<MemoryDestination> memory_;
   /// With memory_: by destination tensor, the caller's memory.
   std::vector<uint8_t *> tensorData_;
+  /// By rank and round: the arena the round needs (arenaBytesByRound: no
+  /// live round needs more).
+  std::vector<std::vector<uint64_t>> roundBytes_;
   /// By rank: its largest round's arena, and the arena once allocated.
   std::vector<uint64_t> arenaBytes_;
   std::vector<std::unique_ptr<uint8_t[]>> arenas_;

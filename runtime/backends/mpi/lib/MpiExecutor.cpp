@@ -4,6 +4,7 @@
 #include "aoa/ir/ByteSize.h"
 #include "aoa/runtime/exec/RunLifeCycle.h"
 
+#include <algorithm>
 #include <new>
 
 namespace aoa::runtime {
@@ -11,7 +12,8 @@ namespace aoa::runtime {
 namespace {
 
 /// The mpi backend's rounds: host buffers in one arena, sized for the
-/// rank's largest round; messages over MPI.
+/// rank's largest round (without the buffers of reads that its writes copy
+/// file to file); messages over MPI.
 class MpiRun final : public RunLifeCycle {
 public:
   MpiRun(const plan::Plan &plan, const RunOptions &options,
@@ -19,11 +21,18 @@ public:
       : RunLifeCycle(plan, options, session, RankScope::OwnRank, progress,
                      JobLauncher()),
         session_(session),
-        arenaBytes_(largestRoundArenaBytes(plan, session.rank(),
-                                           ReceivedBuffers::Owned)) {}
+        roundBytes_(arenaBytesByRound(plan, session.rank(),
+                                      ReceivedBuffers::Owned,
+                                      options.directCopy)),
+        arenaBytes_(roundBytes_.empty() ? 0
+                                        : *std::max_element(roundBytes_.begin(),
+                                                            roundBytes_.end())) {}
 
 private:
   uint64_t hostBufferBytes() const override { return arenaBytes_; }
+  uint64_t roundBufferBytes(uint32_t rank, size_t r) const override {
+    return rank == rank_ && r < roundBytes_.size() ? roundBytes_[r] : 0;
+  }
   Status allocateBuffers() override;
   bool runRounds() override;
   void releaseBuffers() override { arena_.reset(); }
@@ -31,6 +40,9 @@ private:
                             const std::vector<DirectTransfer> &direct);
 
   const MpiSession &session_;
+  /// By round: the arena it needs (arenaBytesByRound: no live round needs
+  /// more); the arena holds the largest.
+  std::vector<uint64_t> roundBytes_;
   uint64_t arenaBytes_;
   std::unique_ptr<uint8_t[]> arena_;
 };
@@ -65,11 +77,23 @@ bool MpiRun::runRounds() {
     if (!roundHasWork(r))
       continue;
     RankRound round = liveRound(rank_, r);
-    if (!round.empty())
-      round.layOutBuffers(arena_.get(), ReceivedBuffers::Owned);
     // Reads that feed a write of this rank unchanged are copied file to
-    // file by that write.
+    // file by that write, and need no buffer.
     std::vector<DirectTransfer> direct = directTransfersWithin(round);
+    if (!round.empty()) {
+      std::vector<uint8_t> inArena = round.buffersInArena(
+          ReceivedBuffers::Owned, copiedDirectly(round, direct));
+      if (round.arenaBytes(inArena) > arenaBytes_) { // see arenaBytes_
+        if (pending.ok())
+          pending = Error{"internal: " + round.where() + " needs " +
+                            formatByteSize(int64_t(round.arenaBytes(inArena))) +
+                            " of buffers, more than the " +
+                            formatByteSize(int64_t(arenaBytes_)) + " allocated",
+                          "please report this plan"};
+      } else {
+        round.layOutBuffers(arena_.get(), inArena);
+      }
+    }
     if (pending.ok())
       pending = runReads(round, direct);
     if (!agree(pending))

@@ -46,6 +46,27 @@ std::vector<DirectTransfer>
 findDirectTransfers(const plan::Plan &plan, const std::vector<RankRound> &ranks,
                     const std::vector<std::vector<SendRef>> &messages);
 
+/// The direct transfers inside one rank's `round`: reads whose only live use
+/// is a write of the same rank (what a process that knows only its own
+/// rank's program can copy file to file).
+std::vector<DirectTransfer> directTransfersOnRank(const plan::Plan &plan,
+                                                  const RankRound &round);
+
+/// Per instruction of `round` (rank `round.rank()`'s), whether it is a read
+/// or a write of `direct` on that rank (RankRound::buffersInArena).
+std::vector<uint8_t> copiedDirectly(const RankRound &round,
+                                    const std::vector<DirectTransfer> &direct);
+
+/// The arena bytes each round of `rank` needs with all its instructions
+/// live, the transfers of directTransfersOnRank copied file to file when
+/// `copyDirectly`. No run needs more in that round: a resumed run's live
+/// instructions are fewer (a read lives only while its one write does, so
+/// a direct pair stays one), and the local backend copies pairs across
+/// ranks too.
+std::vector<uint64_t> arenaBytesByRound(const plan::Plan &plan, uint32_t rank,
+                                        ReceivedBuffers received,
+                                        bool copyDirectly);
+
 } // namespace aoa::runtime
 
 #endif // AOA_RUNTIME_EXEC_DIRECTTRANSFERS_H

@@ -78,6 +78,21 @@ public:
   /// roundArenaBytes(round(), received) bytes; with Borrowed, buffers a recv
   /// defines stay null until setBuffer.
   void layOutBuffers(uint8_t *arena, ReceivedBuffers received);
+
+  /// Which buffers need memory in the arena: those the live instructions
+  /// use, except, with Borrowed, those a recv defines, and the buffers of
+  /// the reads and writes marked in `copiedDirectly` (one entry per
+  /// instruction of the round, or empty), whose bytes go file to file.
+  std::vector<uint8_t> buffersInArena(
+      ReceivedBuffers received,
+      llvm::ArrayRef<uint8_t> copiedDirectly = {}) const;
+  /// The arena bytes the buffers marked in `inArena` need, each on a
+  /// 64-byte boundary.
+  uint64_t arenaBytes(llvm::ArrayRef<uint8_t> inArena) const;
+  /// Points the buffers marked in `inArena` into `arena`, which holds at
+  /// least arenaBytes(inArena) bytes; the others stay null (setBuffer).
+  void layOutBuffers(uint8_t *arena, llvm::ArrayRef<uint8_t> inArena);
+
   uint8_t *buffer(uint32_t id) const { return pointers_[id]; }
   void setBuffer(uint32_t id, uint8_t *data) { pointers_[id] = data; }
   uint64_t bufferBytes(uint32_t id) const {

@@ -76,6 +76,11 @@ protected:
   /// The host memory this process's buffers take at once (checked, summed
   /// over the host's processes, against the memory limit).
   virtual uint64_t hostBufferBytes() const = 0;
+  /// The buffer bytes round `r` of `rank` needs, for the memory error (the
+  /// plan's declared buffers unless the backend counts otherwise).
+  virtual uint64_t roundBufferBytes(uint32_t rank, size_t r) const {
+    return uint64_t(plan_.programs[rank].rounds[r].bufferBytes());
+  }
   /// Further checks before anything is touched (e.g. GPU memory).
   virtual Status checkResources() { return Status(); }
   /// Allocates the buffers, once the work is known.
