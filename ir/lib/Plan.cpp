@@ -114,18 +114,16 @@ int64_t Round::bufferBytes() const {
 }
 
 uint32_t TransformTable::intern(const std::vector<TransformStep> &steps) {
-  for (uint32_t i = 0; i < transforms.size(); ++i) {
-    const std::vector<TransformStep> &t = transforms[i];
-    if (t.size() == steps.size() &&
-        std::equal(
-            t.begin(), t.end(), steps.begin(),
-            [](const TransformStep &a, const TransformStep &b) {
-              return a.text() == b.text();
-            }))
-      return i;
+  std::string key;
+  for (const TransformStep &step : steps) {
+    key += step.text();
+    key += '\n'; // no step's text holds one
   }
-  transforms.push_back(steps);
-  return static_cast<uint32_t>(transforms.size() - 1);
+  auto [it, inserted] =
+      ids_.emplace(std::move(key), static_cast<uint32_t>(transforms.size()));
+  if (inserted)
+    transforms.push_back(steps);
+  return it->second;
 }
 
 std::vector<RankCost> Plan::costs() const {

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace aoa {
@@ -124,15 +125,23 @@ Permutation composedPermutation(const std::vector<TransformStep> &steps,
                                 size_t rank);
 
 /// Distinct transforms by id; id 0 is the empty transform.
-struct TransformTable {
+class TransformTable {
+public:
+  /// By id. (Changing steps here leaves intern's index behind: for tests
+  /// that damage a plan.)
   std::vector<std::vector<TransformStep>> transforms{{}};
 
-  /// The id of `steps`, adding them when new (compared by their text).
+  /// The id of `steps`, adding them when new (compared by their text; a
+  /// hash lookup, as a text plan may hold millions of copies).
   uint32_t intern(const std::vector<TransformStep> &steps);
   size_t size() const { return transforms.size(); }
   const std::vector<TransformStep> &operator[](uint32_t id) const {
     return transforms[id];
   }
+
+private:
+  /// The steps' texts, each ended by '\n' -> id.
+  std::unordered_map<std::string, uint32_t> ids_{{"", 0}};
 };
 
 /// A round-local dense buffer: `shape` elements of `dtype`.
