@@ -29,7 +29,8 @@ using Json = nlohmann::ordered_json;
 constexpr const char *kSpecHint =
     "a cluster spec looks like {\"ranks_per_node\": 8, \"disk_read_GBps\": "
     "6.0, \"disk_write_GBps\": 4.0, \"nic_GBps\": 25.0, \"nvlink_GBps\": "
-    "300.0, \"memory_per_rank_GiB\": 80, \"copy_GBps\": 20.0} "
+    "300.0, \"memory_per_rank_GiB\": 80, \"copy_GBps\": 20.0, "
+    "\"shared_fs_read_GBps\": 40.0} "
     "(docs/aoa-plan.md)";
 
 /// A key, whether it must be given, and what it means (for hints).
@@ -56,6 +57,10 @@ const std::vector<KeyInfo> &keyInfos() {
       {"memory_per_rank_GiB", false,
        "the memory a round's buffers may take on a rank, GiB (default: not "
        "checked)"},
+      {"shared_fs_read_GBps", false,
+       "the read bandwidth of a file system all nodes see, all nodes "
+       "together, decimal GB/s: where a --shared-src plan reads its sources "
+       "(default: the node disks)"},
   };
   return infos;
 }
@@ -197,6 +202,8 @@ std::optional<ClusterSpec> ClusterSpecParser::parse() {
       spec.copyGBps = *value;
     else if (name == "memory_per_rank_GiB")
       spec.memoryPerRankGiB = *value;
+    else if (name == "shared_fs_read_GBps")
+      spec.sharedFsReadGBps = *value;
   }
   if (diags_.errorCount() != errorsBefore_)
     return std::nullopt;

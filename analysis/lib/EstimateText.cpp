@@ -85,6 +85,13 @@ void printCluster(const ClusterSpec &cluster, uint32_t ranks,
        cluster.memoryPerRankGiB ? formatNumber(*cluster.memoryPerRankGiB) : "-",
        cluster.memoryPerRankGiB ? "a round's buffers on a rank"
                                 : "not given: buffers not checked"});
+  table.row(
+      {"shared_fs_read_GBps",
+       cluster.sharedFsReadGBps ? formatNumber(*cluster.sharedFsReadGBps) : "-",
+       cluster.sharedFsReadGBps
+           ? "a file system every node sees, all nodes together: a "
+             "--shared-src plan reads its sources there"
+           : "not given: a --shared-src plan reads from the node disks"});
   table.print(os, "  ");
 }
 
@@ -244,6 +251,14 @@ void printEstimate(const PlanTraffic &traffic, const ClusterSpec &cluster,
      << plural(traffic.rounds.size(), "round") << "; predicted time "
      << formatSeconds(estimate.seconds) << "\n";
   printCluster(cluster, traffic.ranks, options, os);
+  if (traffic.sharedSource)
+    os << (cluster.sharedFsReadGBps
+               ? "note: the plan was compiled with --shared-src: its reads "
+                 "come from the shared file system, through each node's NIC\n"
+               : "note: the plan was compiled with --shared-src, and the "
+                 "cluster gives no shared_fs_read_GBps: its reads are "
+                 "charged to the node disks, as on one host; give "
+                 "shared_fs_read_GBps to model a shared file system\n");
   os << "model:\n";
   for (const std::string &line : estimateAssumptions())
     os << "  - " << line << "\n";

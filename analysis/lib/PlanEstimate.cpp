@@ -47,6 +47,8 @@ const char *resourceKindName(ResourceKind kind) {
     return "NVLink (receive)";
   case ResourceKind::Copy:
     return "copies";
+  case ResourceKind::SharedFsRead:
+    return "shared file system";
   }
   return "?";
 }
@@ -71,6 +73,8 @@ std::string Resource::describe() const {
     return "NVLink of " + rank + " (receive)";
   case ResourceKind::Copy:
     return "copies of " + rank;
+  case ResourceKind::SharedFsRead:
+    return "reads of the shared file system";
   }
   return "?";
 }
@@ -90,6 +94,8 @@ double bandwidth(const ClusterSpec &cluster, ResourceKind kind) {
     return cluster.nvlinkGBps * kGB;
   case ResourceKind::Copy:
     return cluster.copyGBps * kGB;
+  case ResourceKind::SharedFsRead:
+    return cluster.sharedFsReadGBps.value_or(0) * kGB;
   case ResourceKind::None:
     break;
   }
@@ -104,7 +110,7 @@ using PhaseLoads = std::map<Resource, std::map<uint32_t, int64_t>>;
 /// The resources of a phase and what each rank puts on them, from one
 /// round's traffic.
 PhaseLoads phaseLoads(Phase phase, const RoundTraffic &round,
-                      const ClusterSpec &cluster) {
+                      const ClusterSpec &cluster, bool sharedSource) {
   PhaseLoads loads;
   auto add = [&](ResourceKind kind, uint32_t index, uint32_t rank,
                  int64_t bytes) {
@@ -113,9 +119,16 @@ PhaseLoads phaseLoads(Phase phase, const RoundTraffic &round,
   };
   switch (phase) {
   case Phase::Read:
-    for (const RankRoundTraffic &rank : round.ranks)
-      add(ResourceKind::DiskRead, cluster.nodeOf(rank.rank), rank.rank,
+    for (const RankRoundTraffic &rank : round.ranks) {
+      if (!sharedSource || !cluster.sharedFsReadGBps) {
+        add(ResourceKind::DiskRead, cluster.nodeOf(rank.rank), rank.rank,
+            rank.traffic.read);
+        continue;
+      }
+      add(ResourceKind::SharedFsRead, 0, rank.rank, rank.traffic.read);
+      add(ResourceKind::NicReceive, cluster.nodeOf(rank.rank), rank.rank,
           rank.traffic.read);
+    }
     break;
   case Phase::Exchange:
     for (const Message &message : round.messages) {
@@ -208,8 +221,9 @@ PlanEstimate estimatePlan(const PlanTraffic &traffic,
     for (size_t p = 0; p < kPhaseCount; ++p) {
       Phase phase = static_cast<Phase>(p);
       std::map<uint32_t, double> finish;
-      PhaseEstimate solved = solvePhase(phaseLoads(phase, round, cluster),
-                                        cluster, finish, totals);
+      PhaseEstimate solved = solvePhase(
+          phaseLoads(phase, round, cluster, traffic.sharedSource), cluster,
+          finish, totals);
       for (const auto &[rank, seconds] : finish)
         if (rank < out.ranks.size())
           out.ranks[rank].busySeconds += seconds;

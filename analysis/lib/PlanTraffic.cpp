@@ -65,6 +65,7 @@ RankTraffic roundTraffic(const plan::Round &round, uint32_t rank,
 PlanTraffic computePlanTraffic(const plan::Plan &plan) {
   PlanTraffic out;
   out.ranks = plan.ranks;
+  out.sharedSource = plan.sourceAccess == plan::SourceAccess::Shared;
   out.rankTotals.resize(plan.ranks);
   size_t rounds = 0;
   for (const plan::RankProgram &program : plan.programs)

@@ -106,7 +106,8 @@ TEST(ClusterSpecTest, UnknownKeyWithoutNearSpellingListsTheKeys) {
   EXPECT_EQ(captured.message(0), "unknown key 'gpus' in cluster spec");
   EXPECT_EQ(captured.hints(0),
             "the keys are ranks_per_node, disk_read_GBps, disk_write_GBps, "
-            "nic_GBps, nvlink_GBps, copy_GBps, memory_per_rank_GiB\n");
+            "nic_GBps, nvlink_GBps, copy_GBps, memory_per_rank_GiB, "
+            "shared_fs_read_GBps\n");
 }
 
 TEST(ClusterSpecTest, MalformedJsonNotAnObjectAndDuplicateKeys) {

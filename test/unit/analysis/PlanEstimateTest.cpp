@@ -67,6 +67,38 @@ TEST(PlanEstimateTest, RanksOfTwoNodesReadInParallel) {
   EXPECT_EQ(phase(e, 0, Phase::Read).bound.describe(), "disk read of node 0");
 }
 
+TEST(PlanEstimateTest, SharedSourcePlansReadTheSharedFileSystem) {
+  // Ranks 0 and 2 (nodes 0 and 1) read 6 GB each of a --shared-src plan.
+  PlanBuilder builder(4, 1);
+  builder.read(0, 0, 6 * GB).read(2, 0, 6 * GB).sharedSource();
+  // Without shared_fs_read_GBps: from the node disks, 6 GB at 6 GB/s = 1 s.
+  EXPECT_DOUBLE_EQ(estimate(builder).seconds, 1.0);
+  // A shared file system of 8 GB/s for all nodes: 12 GB / 8 = 1.5 s (each
+  // node's NIC takes 6 GB / 25 = 0.24 s).
+  ClusterSpec cluster = testCluster();
+  cluster.sharedFsReadGBps = 8;
+  PlanEstimate e = estimate(builder, cluster);
+  EXPECT_DOUBLE_EQ(e.seconds, 1.5);
+  EXPECT_EQ(phase(e, 0, Phase::Read).bound.describe(),
+            "reads of the shared file system");
+  EXPECT_EQ(phase(e, 0, Phase::Read).boundBytes, 12 * GB);
+  EXPECT_EQ(e.ideal.resource.kind, ResourceKind::SharedFsRead);
+  // A fast one: node 0's two ranks read 10 GB each through its 25 GB/s NIC
+  // = 0.8 s; the file system takes 20 GB / 100 = 0.2 s.
+  cluster.sharedFsReadGBps = 100;
+  PlanBuilder nic(4, 1);
+  nic.read(0, 0, 10 * GB).read(1, 0, 10 * GB).sharedSource();
+  PlanEstimate bound = estimate(nic, cluster);
+  EXPECT_DOUBLE_EQ(bound.seconds, 0.8);
+  EXPECT_EQ(phase(bound, 0, Phase::Read).bound.describe(),
+            "NIC of node 0 (receive)");
+  // A plan without --shared-src reads the node disks on the same cluster:
+  // 20 GB through node 0's 6 GB/s disk.
+  PlanBuilder owner(4, 1);
+  owner.read(0, 0, 10 * GB).read(1, 0, 10 * GB);
+  EXPECT_DOUBLE_EQ(estimate(owner, cluster).seconds, 20.0 / 6);
+}
+
 TEST(PlanEstimateTest, SmallerShareFinishesFirst) {
   // Node 0: rank 0 reads 2 GB, rank 1 4 GB; 6 GB at 6 GB/s = 1 s. At equal
   // shares (3 GB/s each) rank 0 is done after 2 GB / 3 GB/s = 2/3 s; rank

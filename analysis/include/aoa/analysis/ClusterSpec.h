@@ -6,11 +6,13 @@
 //
 //   {"ranks_per_node": 8, "disk_read_GBps": 6.0, "disk_write_GBps": 4.0,
 //    "nic_GBps": 25.0, "nvlink_GBps": 300.0, "memory_per_rank_GiB": 80,
-//    "copy_GBps": 20.0}
+//    "copy_GBps": 20.0, "shared_fs_read_GBps": 40.0}
 //
 // ranks_per_node and the disk and NIC bandwidths are required (they differ
-// most between clusters); nvlink_GBps defaults to 300, copy_GBps to 20, and
-// without memory_per_rank_GiB no memory check is made. Every problem (an
+// most between clusters); nvlink_GBps defaults to 300, copy_GBps to 20,
+// without memory_per_rank_GiB no memory check is made, and without
+// shared_fs_read_GBps a plan compiled with --shared-src reads from the
+// node disks. Every problem (an
 // unknown key, a wrong type, a value that is not positive, a missing key) is
 // a located diagnostic with a hint; all of a file's problems are reported.
 //
@@ -42,6 +44,10 @@ struct ClusterSpec {
   double copyGBps = 20;
   /// The memory a round's buffers may take on a rank; none: not checked.
   std::optional<double> memoryPerRankGiB;
+  /// The read bandwidth of a file system every node sees, all nodes
+  /// together: where a plan compiled with --shared-src reads its sources
+  /// (through each node's NIC). None: from the node disks, as other plans.
+  std::optional<double> sharedFsReadGBps;
 
   uint32_t nodeOf(uint32_t rank) const { return rank / ranksPerNode; }
   uint32_t nodesFor(uint32_t ranks) const {

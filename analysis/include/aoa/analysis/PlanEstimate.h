@@ -9,7 +9,10 @@
 //    rank ends: read, exchange, copy, write; a round ends with its write
 //    phase, and the plan's time is the sum of its rounds';
 //  - a phase lasts as long as its most loaded resource needs, bytes over
-//    bandwidth: a node's disk (read, write) is shared by its ranks, a
+//    bandwidth: a node's disk (read, write) is shared by its ranks (a plan
+//    compiled with --shared-src, on a cluster with shared_fs_read_GBps,
+//    reads from the shared file system instead, all ranks sharing it, each
+//    node's reads also crossing its NIC), a
 //    message between ranks of one node uses the NVLink of the sender (send)
 //    and of the receiver (receive), one between nodes the NIC of each node
 //    (each direction separately, shared by the node's ranks), and a rank's
@@ -51,13 +54,16 @@ enum class ResourceKind {
   NvlinkSend,
   NvlinkReceive,
   Copy,
+  SharedFsRead,
 };
-constexpr size_t kResourceKindCount = 8;
+constexpr size_t kResourceKindCount = 9;
 
-/// A node's disk or NIC, or a rank's NVLink or copies.
+/// A node's disk or NIC, a rank's NVLink or copies, or the shared file
+/// system.
 struct Resource {
   ResourceKind kind = ResourceKind::None;
-  /// The node (disk, NIC) or the rank (NVLink, copies).
+  /// The node (disk, NIC) or the rank (NVLink, copies); 0 for the shared
+  /// file system.
   uint32_t index = 0;
 
   /// "disk read of node 3", "NIC of node 0 (send)", "NVLink of rank 5

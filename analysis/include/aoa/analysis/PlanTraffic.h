@@ -62,6 +62,9 @@ using TrafficMatrix = std::map<std::pair<uint32_t, uint32_t>, int64_t>;
 
 struct PlanTraffic {
   uint32_t ranks = 0;
+  /// The plan was compiled with --shared-src (plan::SourceAccess::Shared):
+  /// its ranks read source files on a file system every rank sees.
+  bool sharedSource = false;
   std::vector<RoundTraffic> rounds;
   /// Over the plan, one per rank.
   std::vector<RankTraffic> rankTotals;

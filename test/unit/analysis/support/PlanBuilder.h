@@ -26,6 +26,11 @@ public:
   /// A transform producing `bytes` (from an input of as many bytes).
   PlanBuilder &copy(uint32_t rank, size_t round, int64_t bytes);
   PlanBuilder &write(uint32_t rank, size_t round, int64_t bytes);
+  /// Marks the plan as compiled with --shared-src.
+  PlanBuilder &sharedSource() {
+    plan_.sourceAccess = plan::SourceAccess::Shared;
+    return *this;
+  }
 
   const plan::Plan &plan() const { return plan_; }
 
