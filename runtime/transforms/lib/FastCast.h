@@ -256,17 +256,18 @@ uint64_t castBlock(const std::byte *from, std::byte *to, size_t length,
 /// (hasFastCast(From, To)) in blocks of kBlock elements, prefetching the
 /// source kPrefetchDistance ahead: an 8-bit source by table, float32 (or
 /// float64) on either side directly, any other pair widened into a stack
-/// buffer and narrowed from there. A large destination is written with
-/// streaming stores (kStreamingBytes): through a second buffer, or by the
-/// widenings from float16, bfloat16 and FP8 and the 16-bit lanes of
-/// bfloat16 <-> float16 straight from their registers (float16 -> float32
-/// went from 0.40x to 0.53x a memcpy, the 16-bit lanes gained 10-15%). A block is read
-/// whole before it is written, so a cast between equal sizes may work in
-/// place. Returns the index of the first element without a result (a
-/// checked integer cast, whose elements without one become 0), or
-/// kNoCastFailure.
+/// buffer and narrowed from there. A large destination (kStreamingBytes,
+/// or with `partOfLargeCopy` a run of a large region copy) is written with
+/// streaming stores: through a second buffer, or by the widenings from
+/// float16, bfloat16 and FP8 and the 16-bit lanes of bfloat16 <-> float16
+/// straight from their registers (float16 -> float32 went from 0.40x to
+/// 0.53x a memcpy, the 16-bit lanes gained 10-15%). A block is read whole
+/// before it is written, so a cast between equal sizes may work in place.
+/// Returns the index of the first element without a result (a checked
+/// integer cast, whose elements without one become 0), or kNoCastFailure.
 template <DType From, DType To>
-uint64_t castRun(const std::byte *src, std::byte *dst, size_t count) {
+uint64_t castRun(const std::byte *src, std::byte *dst, size_t count,
+                 bool partOfLargeCopy = false) {
   static_assert(hasFastCast(From, To), "no vector path for this cast");
   using Src = typename ElementStorage<From>::type;
   using Dst = typename ElementStorage<To>::type;
@@ -284,9 +285,10 @@ uint64_t castRun(const std::byte *src, std::byte *dst, size_t count) {
   };
 #if defined(__SSE2__)
   uintptr_t address = reinterpret_cast<uintptr_t>(dst);
-  if (count * sizeof(Dst) >= kStreamingBytes && address % sizeof(Dst) == 0) {
+  if ((partOfLargeCopy || count * sizeof(Dst) >= kStreamingBytes) &&
+      address % sizeof(Dst) == 0) {
     // Elements up to the first 16-byte boundary go the normal way.
-    start = ((16 - address % 16) % 16) / sizeof(Dst);
+    start = std::min(count, ((16 - address % 16) % 16) / sizeof(Dst));
     record(0, castBlock<From, To>(src, dst, start, buffer));
     streaming = true;
   }
