@@ -208,44 +208,61 @@ size_t narrowWords64To32(const std::byte *src, std::byte *dst, size_t count,
 #endif
 
 #if defined(__SSE2__)
+/// Four float32 lanes (exact values of the source) cast to int64 or uint64
+/// at `dst`, in SSE2, which converts no float to a 64-bit integer in lanes
+/// (GCC leaves the loop scalar): when the 4 lanes all lie in [-2^31, 2^31)
+/// (to int64) or (-1, 2^31) (to uint64), they are truncated to 32 bits
+/// (cvttps2dq) and sign-extended, which is the lanes' own truncation; else
+/// (NaN, an infinity, a value beyond int32, in range of the target or not)
+/// lane by lane through LaneCast, which sets `outside` for a lane without a
+/// result. With `Streaming`, `dst` is 16-byte aligned and written with
+/// streaming stores (FastCast.h's castRun).
+template <DType To, bool Streaming, typename Flag>
+inline void truncateToWords64(__m128 value, std::byte *dst, Flag &outside) {
+  static_assert(To == DType::I64 || To == DType::U64, "a 64-bit integer");
+  using Cast = LaneCast<DType::F32, To>;
+  // Comparisons with NaN are false: such a lane does not fit.
+  __m128 aboveLowest = To == DType::I64
+                           ? _mm_cmpge_ps(value, _mm_set1_ps(-0x1p31f))
+                           : _mm_cmpgt_ps(value, _mm_set1_ps(-1.0f));
+  __m128 fits =
+      _mm_and_ps(aboveLowest, _mm_cmplt_ps(value, _mm_set1_ps(0x1p31f)));
+  __m128i first, second;
+  if (_mm_movemask_ps(fits) == 0xF) {
+    __m128i words = _mm_cvttps_epi32(value);
+    __m128i sign = _mm_srai_epi32(words, 31); // 0 for uint64's lanes
+    first = _mm_unpacklo_epi32(words, sign);
+    second = _mm_unpackhi_epi32(words, sign);
+  } else {
+    alignas(16) float lanes[4];
+    alignas(16) typename Cast::Dst results[4];
+    _mm_store_ps(lanes, value);
+    for (int lane = 0; lane < 4; ++lane) {
+      outside |= Cast::inRange(lanes[lane]) ? Flag(0) : Flag(1);
+      results[lane] = Cast::convert(lanes[lane]);
+    }
+    first = _mm_load_si128(reinterpret_cast<const __m128i *>(results));
+    second = _mm_load_si128(reinterpret_cast<const __m128i *>(results + 2));
+  }
+  if constexpr (Streaming) {
+    _mm_stream_si128(reinterpret_cast<__m128i *>(dst), first);
+    _mm_stream_si128(reinterpret_cast<__m128i *>(dst + 16), second);
+  } else {
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst), first);
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 16), second);
+  }
+}
+
 /// A checked cast from float32 to int64 or uint64 of the first count -
-/// count % 4 lanes, in SSE2, which converts no float to a 64-bit integer in
-/// lanes (GCC leaves the loop scalar): a vector whose 4 lanes all lie in
-/// [-2^31, 2^31) (to int64) or (-1, 2^31) (to uint64) is truncated to 32
-/// bits (cvttps2dq) and sign-extended, which is the lanes' own truncation;
-/// a vector with any other lane (NaN, an infinity, a value beyond int32,
-/// in range of the target or not) goes lane by lane through LaneCast,
-/// which sets `outside` for a lane without a result. Returns how many lanes
-/// were done.
+/// count % 4 lanes (truncateToWords64); returns how many were done.
 template <DType To, typename Flag>
 size_t truncateFloatsTo64(const std::byte *src, std::byte *dst, size_t count,
                           Flag &outside) {
-  static_assert(To == DType::I64 || To == DType::U64, "a 64-bit integer");
-  using Cast = LaneCast<DType::F32, To>;
   size_t whole = count - count % 4;
-  const __m128 lowest = _mm_set1_ps(To == DType::I64 ? -0x1p31f : -1.0f);
-  const __m128 limit = _mm_set1_ps(0x1p31f);
-  for (size_t i = 0; i < whole; i += 4) {
-    __m128 value = _mm_loadu_ps(reinterpret_cast<const float *>(src + 4 * i));
-    // Comparisons with NaN are false: such a lane does not fit.
-    __m128 aboveLowest = To == DType::I64 ? _mm_cmpge_ps(value, lowest)
-                                          : _mm_cmpgt_ps(value, lowest);
-    __m128 fits = _mm_and_ps(aboveLowest, _mm_cmplt_ps(value, limit));
-    if (_mm_movemask_ps(fits) == 0xF) {
-      __m128i words = _mm_cvttps_epi32(value);
-      __m128i sign = _mm_srai_epi32(words, 31); // 0 for uint64's lanes
-      _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 8 * i),
-                       _mm_unpacklo_epi32(words, sign));
-      _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 8 * i + 16),
-                       _mm_unpackhi_epi32(words, sign));
-      continue;
-    }
-    for (size_t lane = i; lane < i + 4; ++lane) {
-      float scalar = Lane<DType::F32>::load(src + 4 * lane);
-      outside |= Cast::inRange(scalar) ? Flag(0) : Flag(1);
-      store<typename Cast::Dst>(dst + 8 * lane, Cast::convert(scalar));
-    }
-  }
+  for (size_t i = 0; i < whole; i += 4)
+    truncateToWords64<To, false>(
+        _mm_loadu_ps(reinterpret_cast<const float *>(src + 4 * i)), dst + 8 * i,
+        outside);
   return whole;
 }
 #endif
