@@ -12,8 +12,14 @@
 //    float8_e4m3fn);
 //  - (castIntegers) casts from and to the integer dtypes and bool, of small
 //    integers (0 to 100, which every integer dtype holds);
-//  - a same-dtype region copy of half the columns (a tensor-parallel split).
-// Bytes per second count the source's bytes, as for the memcpy.
+//  - a same-dtype region copy of half the columns (a tensor-parallel split);
+//  - the fused pack and unpack: copyRegion of the column half of a
+//    bfloat16 tensor into a dense float32 one (a strided sub-box packed
+//    into a contiguous buffer and cast, in one pass), and of a dense
+//    bfloat16 tensor into the column half of a float32 one (unpacked).
+// Bytes per second count the source's bytes, as for the memcpy; the
+// `bytes_moved` counter counts the bytes read and written (source and
+// destination; twice the copied bytes for the memcpy).
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/ir/Box.h"
@@ -36,6 +42,13 @@ namespace {
 constexpr int64_t kRows = 4096;
 constexpr int64_t kCols = 11008;
 constexpr size_t kElements = size_t(kRows) * size_t(kCols);
+
+/// Sets `bytes_moved` to `bytes` per iteration, as a rate.
+void countBytesMoved(benchmark::State &state, size_t bytes) {
+  state.counters["bytes_moved"] = benchmark::Counter(
+      double(bytes), benchmark::Counter::kIsIterationInvariantRate,
+      benchmark::Counter::kIs1024);
+}
 
 /// Random bytes that are finite values of every float dtype used here
 /// (bfloat16, float16 and FP8 patterns below 0x7b, float32 from them).
@@ -63,6 +76,7 @@ void memcpyOf(benchmark::State &state, DType dtype) {
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(src.size()));
+  countBytesMoved(state, 2 * src.size());
 }
 
 /// Times castElements of `src` (kElements of `from`) into `to`.
@@ -79,6 +93,7 @@ void castLoop(benchmark::State &state, DType from,
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(src.size()));
+  countBytesMoved(state, src.size() + dst.size());
 }
 
 void cast(benchmark::State &state, DType from, DType to) {
@@ -148,6 +163,37 @@ void regionCopy(benchmark::State &state, DType from, DType to, Box region,
   }
   state.SetBytesProcessed(int64_t(state.iterations()) * region.volume() *
                           int64_t(dtypeSize(from)));
+  countBytesMoved(state,
+                  size_t(region.volume()) * dtypeSize(from) + dst.size());
+}
+
+/// copyRegion of the column half [:, 0:kCols / 2] of a [kRows, kCols] `from`
+/// tensor into a dense `to` tensor (a pack).
+void packHalfColumns(benchmark::State &state, DType from, DType to) {
+  regionCopy(state, from, to, Box({0, 0}, {kRows, kCols / 2}),
+             Permutation::identity(2));
+}
+
+/// copyRegion of a dense [kRows, kCols / 2] `from` tensor into the column
+/// half [:, 0:kCols / 2] of a [kRows, kCols] `to` tensor (an unpack).
+void unpackHalfColumns(benchmark::State &state, DType from, DType to) {
+  std::vector<unsigned char> src = randomTensor(from);
+  src.resize(src.size() / 2);
+  std::vector<unsigned char> dst(kElements * dtypeSize(to));
+  Box half({0, 0}, {kRows, kCols / 2});
+  TensorView srcView(src.data(), src.size(), from, {kRows, kCols / 2});
+  MutableTensorView dstView(dst.data(), dst.size(), to, {kRows, kCols});
+  for (auto _ : state) {
+    Status status = copyRegion(srcView, half, dstView, half);
+    if (!status.ok()) {
+      state.SkipWithError(status.error().message.c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(src.size()));
+  countBytesMoved(state, src.size() + size_t(half.volume()) * dtypeSize(to));
 }
 
 Box wholeTensor() { return Box({0, 0}, {kRows, kCols}); }
@@ -221,6 +267,8 @@ BENCHMARK_CAPTURE(castIntegers, bool_to_float32, DType::Bool, DType::F32)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(castIntegers, bfloat16_to_int64, DType::BF16, DType::I64)
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(castIntegers, float32_to_int64, DType::F32, DType::I64)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(regionCopy, transpose_bfloat16, DType::BF16, DType::BF16,
                   wholeTensor(), Permutation::reversed(2))
     ->Unit(benchmark::kMillisecond);
@@ -238,6 +286,11 @@ BENCHMARK_CAPTURE(regionCopy, transpose_bfloat16_to_float8_e4m3fn, DType::BF16,
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(regionCopy, half_columns_bfloat16, DType::BF16, DType::BF16,
                   Box({0, 0}, {kRows, kCols / 2}), Permutation::identity(2))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(packHalfColumns, bfloat16_to_float32, DType::BF16, DType::F32)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(unpackHalfColumns, bfloat16_to_float32, DType::BF16,
+                  DType::F32)
     ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

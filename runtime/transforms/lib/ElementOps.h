@@ -79,16 +79,20 @@ template <typename Op> constexpr bool hasFastCastOp() {
 }
 
 /// Converts a contiguous run of `count` elements whose first lands at
-/// destination offset `offset` (see applyAt).
+/// destination offset `offset` (see applyAt); `partOfLargeCopy`: the run
+/// is one of a copy whose destination is large enough for streaming stores
+/// (fastcast::castRun).
 template <typename Op>
 inline void convertRun(const std::byte *src, std::byte *dst, size_t count,
-                       int64_t offset, uint64_t &firstFailure) {
+                       int64_t offset, uint64_t &firstFailure,
+                       bool partOfLargeCopy = false) {
   using Src = typename Op::Src;
   using Dst = typename Op::Dst;
   if constexpr (Op::isCopy) {
     std::memcpy(dst, src, count * sizeof(Src));
   } else if constexpr (hasFastCastOp<Op>()) {
-    uint64_t failure = fastcast::castRun<Op::kFrom, Op::kTo>(src, dst, count);
+    uint64_t failure = fastcast::castRun<Op::kFrom, Op::kTo>(
+        src, dst, count, partOfLargeCopy);
     if (failure != kNoCastFailure && uint64_t(offset) + failure < firstFailure)
       firstFailure = uint64_t(offset) + failure;
   } else if constexpr (Op::kChecked) {

@@ -2,9 +2,10 @@
 //
 // Private to the runtime library (FastCast.h). Casts with an integer dtype
 // or bool on either side, as loops over typed lanes that GCC vectorizes for
-// baseline x86-64 (64- to 32-bit integers in SSE2, which GCC does not
-// vectorize), with exactly the results and failures of the element
-// conversion (CastElement, StridedCopyElement.h), which stays the reference
+// baseline x86-64 (64- to 32-bit integers, and float32 to 64-bit integers
+// in 32-bit lanes where they fit, in SSE2: GCC vectorizes neither), with
+// exactly the results and failures of the element conversion (CastElement,
+// StridedCopyElement.h), which stays the reference
 // (test/unit/runtime_transforms/FastCastIntegersTest.cpp compares every 8-
 // and 16-bit input and many 32- and 64-bit ones, range edges included):
 //
@@ -206,6 +207,66 @@ size_t narrowWords64To32(const std::byte *src, std::byte *dst, size_t count,
 }
 #endif
 
+#if defined(__SSE2__)
+/// Four float32 lanes (exact values of the source) cast to int64 or uint64
+/// at `dst`, in SSE2, which converts no float to a 64-bit integer in lanes
+/// (GCC leaves the loop scalar): when the 4 lanes all lie in [-2^31, 2^31)
+/// (to int64) or (-1, 2^31) (to uint64), they are truncated to 32 bits
+/// (cvttps2dq) and sign-extended, which is the lanes' own truncation; else
+/// (NaN, an infinity, a value beyond int32, in range of the target or not)
+/// lane by lane through LaneCast, which sets `outside` for a lane without a
+/// result. With `Streaming`, `dst` is 16-byte aligned and written with
+/// streaming stores (FastCast.h's castRun).
+template <DType To, bool Streaming, typename Flag>
+inline void truncateToWords64(__m128 value, std::byte *dst, Flag &outside) {
+  static_assert(To == DType::I64 || To == DType::U64, "a 64-bit integer");
+  using Cast = LaneCast<DType::F32, To>;
+  // Comparisons with NaN are false: such a lane does not fit.
+  __m128 aboveLowest = To == DType::I64
+                           ? _mm_cmpge_ps(value, _mm_set1_ps(-0x1p31f))
+                           : _mm_cmpgt_ps(value, _mm_set1_ps(-1.0f));
+  __m128 fits =
+      _mm_and_ps(aboveLowest, _mm_cmplt_ps(value, _mm_set1_ps(0x1p31f)));
+  __m128i first, second;
+  if (_mm_movemask_ps(fits) == 0xF) {
+    __m128i words = _mm_cvttps_epi32(value);
+    __m128i sign = _mm_srai_epi32(words, 31); // 0 for uint64's lanes
+    first = _mm_unpacklo_epi32(words, sign);
+    second = _mm_unpackhi_epi32(words, sign);
+  } else {
+    alignas(16) float lanes[4];
+    alignas(16) typename Cast::Dst results[4];
+    _mm_store_ps(lanes, value);
+    for (int lane = 0; lane < 4; ++lane) {
+      outside |= Cast::inRange(lanes[lane]) ? Flag(0) : Flag(1);
+      results[lane] = Cast::convert(lanes[lane]);
+    }
+    first = _mm_load_si128(reinterpret_cast<const __m128i *>(results));
+    second = _mm_load_si128(reinterpret_cast<const __m128i *>(results + 2));
+  }
+  if constexpr (Streaming) {
+    _mm_stream_si128(reinterpret_cast<__m128i *>(dst), first);
+    _mm_stream_si128(reinterpret_cast<__m128i *>(dst + 16), second);
+  } else {
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst), first);
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 16), second);
+  }
+}
+
+/// A checked cast from float32 to int64 or uint64 of the first count -
+/// count % 4 lanes (truncateToWords64); returns how many were done.
+template <DType To, typename Flag>
+size_t truncateFloatsTo64(const std::byte *src, std::byte *dst, size_t count,
+                          Flag &outside) {
+  size_t whole = count - count % 4;
+  for (size_t i = 0; i < whole; i += 4)
+    truncateToWords64<To, false>(
+        _mm_loadu_ps(reinterpret_cast<const float *>(src + 4 * i)), dst + 8 * i,
+        outside);
+  return whole;
+}
+#endif
+
 /// The index of the first of `count` lanes of `From` at `src` without a
 /// result in `To`, or kNoCastFailure.
 template <DType From, DType To>
@@ -246,6 +307,8 @@ uint64_t castLanes(const std::byte *src, std::byte *dst, size_t count) {
     if constexpr (sizeof(Src) == 8 && sizeof(Dst) == 4 &&
                   !std::is_floating_point_v<Src>)
       i = narrowWords64To32<From, To>(src, dst, count, outside);
+    else if constexpr (From == DType::F32 && sizeof(Dst) == 8)
+      i = truncateFloatsTo64<To>(src, dst, count, outside);
 #endif
     for (; i < count; ++i) {
       typename Lane<From>::type value = Lane<From>::load(src + i * sizeof(Src));

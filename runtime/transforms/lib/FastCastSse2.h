@@ -282,10 +282,14 @@ inline __m128i subnormalLanes(__m128i magnitude) {
 /// NaN, and values that round to zero. Subnormal results (subnormalLanes)
 /// are computed in float32 lanes and selected, for the vectors of a chunk
 /// of 64 elements where one has a lane that needs them.
-/// Returns how many elements were done (count - count % 8).
-template <DType From, DType To>
+/// Returns how many elements were done (count - count % 8). With
+/// `Streaming` (2-byte results only), `dst` is 16-byte aligned and written
+/// with streaming stores (FastCast.h's castRun).
+template <DType From, DType To, bool Streaming = false>
 size_t narrowSixteenBit(const std::byte *src, std::byte *dst, size_t count) {
   static_assert(hasSixteenBitLanes(From, To), "no 16-bit lane conversion");
+  static_assert(!Streaming || sizeof(typename ElementStorage<To>::type) == 2,
+                "streamed 16-bit results only");
   // The magnitudes, exclusive, between which the result is subnormal:
   // above the largest that rounds to zero, below the smallest normal
   // result (as source bit patterns).
@@ -384,7 +388,9 @@ size_t narrowSixteenBit(const std::byte *src, std::byte *dst, size_t count) {
       result = _mm_or_si128(result, sign);
     else
       result = _mm_or_si128(result, _mm_srli_epi16(sign, 8));
-    if constexpr (sizeof(typename ElementStorage<To>::type) == 2)
+    if constexpr (sizeof(typename ElementStorage<To>::type) == 2 && Streaming)
+      _mm_stream_si128(reinterpret_cast<__m128i *>(dst + 2 * i), result);
+    else if constexpr (sizeof(typename ElementStorage<To>::type) == 2)
       _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 2 * i), result);
     else
       _mm_storel_epi64(reinterpret_cast<__m128i *>(dst + i),

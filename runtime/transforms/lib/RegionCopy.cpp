@@ -26,6 +26,11 @@ namespace {
 /// take larger tiles (TransposeTile.h).
 constexpr int64_t kTile = 32;
 
+/// The shortest contiguous run of a large copy written with streaming
+/// stores: a shorter one shares too many of its cache lines, at its ends,
+/// with the runs around it.
+constexpr int64_t kMinimumStreamedRunBytes = 4096;
+
 /// Calls body(srcOffset, dstOffset), in elements, for every index of the
 /// `outer` dimensions (row-major); once, with offsets 0, when there are none.
 template <typename Body>
@@ -62,11 +67,19 @@ void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src, std::byte *dst,
   const CopyDim &inner = dims.back();
   llvm::ArrayRef<CopyDim> outer = dims.drop_back();
 
-  // Contiguous runs on both sides.
+  // Contiguous runs on both sides (a pack or unpack, with a cast or not).
+  // Runs of a large destination, each of whole pages or more, are cast
+  // with streaming stores, as one large run would be.
   if (inner.srcStride == 1 && inner.dstStride == 1) {
+    int64_t volume = 1;
+    for (const CopyDim &dim : dims)
+      volume *= dim.extent;
+    bool partOfLargeCopy =
+        uint64_t(volume) * dstSize >= fastcast::kStreamingBytes &&
+        inner.extent * dstSize >= kMinimumStreamedRunBytes;
     forEachOuterIndex(outer, [&](int64_t s, int64_t d) {
       convertRun<Op>(src + s * srcSize, dst + d * dstSize, size_t(inner.extent),
-                     d, firstFailure);
+                     d, firstFailure, partOfLargeCopy);
     });
     return;
   }

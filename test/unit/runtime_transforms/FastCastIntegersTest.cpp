@@ -7,8 +7,10 @@
 // castable dtypes with an integer or bool side, every input of the 8- and
 // 16-bit sources, and for the 32- and 64-bit ones the range edges of every
 // target (each +-2, powers of two around them) and many random patterns;
-// then failures deep in a run, in a streamed (large) destination, in place,
-// and inside a region copy; and transposes fused with an integer cast.
+// then float32 (float16, bfloat16) to 64-bit integers with special values
+// at every lane of a vector; failures deep in a run, in a streamed (large)
+// destination, in place, and inside a region copy; and transposes fused
+// with an integer cast.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/ir/Box.h"
@@ -295,6 +297,101 @@ TEST(FastCastIntegers, FailuresDeepInARunAreFoundFirst) {
       EXPECT_EQ((firstMismatch<DType::F16, DType::I32>(halves.data(), count)),
                 "");
     }
+}
+
+TEST(FastCastIntegers, FloatsToWideIntegersTakeBothPaths) {
+  // Float32 (and float16, bfloat16 widened in registers, FastCast.h) to
+  // int64 and uint64 go 4 lanes at a time through 32-bit truncation when
+  // every lane fits in int32, else lane by lane (FastCastIntegers.h). Small
+  // values with fractions of both signs, and one or two special values in a
+  // vector: NaN, the infinities, the int32 and int64 range edges and their
+  // neighbours, values in int64's range but beyond int32's; at every lane of a
+  // vector, in later blocks and in the last, partial vector.
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> specials = {
+      std::nanf(""),
+      -std::nanf(""),
+      inf,
+      -inf,
+      0x1p31f,
+      -0x1p31f,
+      std::nextafter(0x1p31f, 0.0f),
+      std::nextafter(-0x1p31f, -inf),
+      std::nextafter(-0x1p31f, 0.0f),
+      -1.0f,
+      std::nextafter(-1.0f, 0.0f),
+      -0.0f,
+      0x1p40f,
+      -0x1p40f,
+      0x1p63f,
+      -0x1p63f,
+      std::nextafter(0x1p63f, 0.0f),
+      0x1p64f,
+      std::nextafter(0x1p64f, 0.0f),
+      std::numeric_limits<float>::max(),
+      std::numeric_limits<float>::denorm_min()};
+  constexpr size_t count = 1037; // 2 blocks, 8 lanes and 5
+  std::vector<float> base(count);
+  for (size_t i = 0; i < count; ++i)
+    base[i] = (float(int(i * 7919 % 2001)) - 1000.0f) * 0.75f;
+  std::vector<std::vector<float>> cases;
+  for (float special : specials)
+    for (size_t at :
+         {size_t(0), size_t(1), size_t(2), size_t(3), size_t(514), size_t(1027),
+          size_t(1029), size_t(1031), size_t(1032), size_t(1036)}) {
+      cases.push_back(base);
+      cases.back()[at] = special;
+      // A second special value later in the same vector or the next one.
+      cases.push_back(cases.back());
+      cases.back()[std::min(count - 1, at + 3)] = std::nanf("");
+    }
+  cases.push_back(base);
+  for (const std::vector<float> &values : cases) {
+    const unsigned char *floats =
+        reinterpret_cast<const unsigned char *>(values.data());
+    EXPECT_EQ((firstMismatch<DType::F32, DType::I64>(floats, count)), "");
+    EXPECT_EQ((firstMismatch<DType::F32, DType::U64>(floats, count)), "");
+    EXPECT_EQ((firstMismatch<DType::F32, DType::I64>(floats, count, 4)), "");
+    std::vector<unsigned char> halves(count * 2), brains(count * 2);
+    ASSERT_TRUE(castElements(DType::F32, values.data(), DType::F16,
+                             halves.data(), count));
+    ASSERT_TRUE(castElements(DType::F32, values.data(), DType::BF16,
+                             brains.data(), count));
+    EXPECT_EQ((firstMismatch<DType::F16, DType::I64>(halves.data(), count)),
+              "");
+    EXPECT_EQ((firstMismatch<DType::BF16, DType::I64>(brains.data(), count)),
+              "");
+    EXPECT_EQ((firstMismatch<DType::BF16, DType::U64>(brains.data(), count)),
+              "");
+    EXPECT_EQ((firstMismatch<DType::BF16, DType::I32>(brains.data(), count)),
+              "");
+  }
+  // In a destination written with streaming stores (8 MiB and more), at
+  // an aligned address and 8 bytes past one.
+  std::vector<float> large(1500003);
+  for (size_t i = 0; i < large.size(); ++i)
+    large[i] = float(int(i % 4001)) - 2000.5f;
+  large[1234567] = 0x1p35f;
+  large[1234570] = inf;
+  large[1400000] = -std::nanf("");
+  std::vector<unsigned char> largeHalves(large.size() * 2),
+      largeBrains(large.size() * 2);
+  ASSERT_TRUE(castElements(DType::F32, large.data(), DType::F16,
+                           largeHalves.data(), large.size()));
+  ASSERT_TRUE(castElements(DType::F32, large.data(), DType::BF16,
+                           largeBrains.data(), large.size()));
+  for (size_t dstOffset : {0u, 8u}) {
+    EXPECT_EQ((firstMismatch<DType::F32, DType::I64>(
+                  reinterpret_cast<const unsigned char *>(large.data()),
+                  large.size(), dstOffset)),
+              "");
+    EXPECT_EQ((firstMismatch<DType::F16, DType::I64>(largeHalves.data(),
+                                                     large.size(), dstOffset)),
+              "");
+    EXPECT_EQ((firstMismatch<DType::BF16, DType::U64>(largeBrains.data(),
+                                                      large.size(), dstOffset)),
+              "");
+  }
 }
 
 TEST(FastCastIntegers, InPlaceCastsFindTheirFailures) {

@@ -197,6 +197,54 @@ TEST(RegionCopy, LargeTransposesWithPartialTiles) {
   }
 }
 
+TEST(RegionCopy, LargePacksAndUnpacksWithACastMatchTheModel) {
+  // Row runs of a region copy whose destination is 8 MiB or more, each of
+  // 4 KiB or more, are cast with streaming stores: a column box packed into
+  // a dense tensor and a dense tensor unpacked into a column box, with
+  // casts streamed from registers (bfloat16 -> float32, float16 ->
+  // bfloat16) and through a buffer (float32 -> bfloat16); the runs start
+  // off a 16-byte boundary.
+  std::mt19937_64 rng(16);
+  const std::vector<int64_t> shape = {2200, 4100};
+  const Box columns({0, 3}, {2200, 2100}); // begins, extents
+  const std::vector<int64_t> packed = {2200, 2100};
+  for (auto [from, to] :
+       {std::pair(DType::BF16, DType::F32), std::pair(DType::F16, DType::BF16),
+        std::pair(DType::F32, DType::BF16)}) {
+    Buffer whole(from, shape, 0);
+    fillRandom(whole, rng);
+    Buffer dense(to, packed, 0x5A);
+    expectCopyMatchesModel(
+        whole, columns, dense, Box::fromShape(packed), Permutation::identity(2),
+        describe(whole, columns, dense, Box::fromShape(packed),
+                 Permutation::identity(2)));
+    Buffer denseSource(from, packed, 0);
+    fillRandom(denseSource, rng);
+    Buffer wide(to, shape, 0x5A);
+    expectCopyMatchesModel(denseSource, Box::fromShape(packed), wide, columns,
+                           Permutation::identity(2),
+                           describe(denseSource, Box::fromShape(packed), wide,
+                                    columns, Permutation::identity(2)));
+  }
+  // A checked cast: the first failing element of a streamed run is found,
+  // and written as 0.
+  std::vector<float> values(size_t(shape[0] * shape[1]), 7.5f);
+  values[size_t(1500 * shape[1] + 1000)] = std::nanf("");
+  values[size_t(1800 * shape[1] + 10)] = 3e9f;
+  std::vector<int32_t> out(size_t(packed[0] * packed[1]), -1);
+  TensorView srcView(values.data(), values.size() * 4, DType::F32, shape);
+  MutableTensorView dstView(out.data(), out.size() * 4, DType::I32, packed);
+  uint64_t failure = 0;
+  EXPECT_FALSE(copyRegion(srcView, columns, dstView, Box::fromShape(packed),
+                          Permutation::identity(2), &failure));
+  size_t failing = size_t(1500 * packed[1] + 1000 - 3);
+  EXPECT_EQ(failure, uint64_t(failing));
+  EXPECT_EQ(out[failing], 0);
+  EXPECT_EQ(out[failing - 1], 7);
+  EXPECT_EQ(out[failing + 1], 7);
+  EXPECT_EQ(out.back(), 7);
+}
+
 TEST(RegionCopy, SubBoxesIntoLargerDestinations) {
   // A hand-checked case: rows 1-2, columns 1-3 of a 3x4 int32 matrix,
   // transposed into the middle of a 5x4 destination.
