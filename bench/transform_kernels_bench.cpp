@@ -79,19 +79,28 @@ void memcpyOf(benchmark::State &state, DType dtype) {
   countBytesMoved(state, 2 * src.size());
 }
 
-/// Times castElements of `src` (kElements of `from`) into `to`.
-void castLoop(benchmark::State &state, DType from,
-              const std::vector<unsigned char> &src, DType to) {
-  std::vector<unsigned char> dst(kElements * dtypeSize(to));
+/// Runs `kernel` (returning a Status) once per iteration of `state`,
+/// stopping at an error; `out` is what it writes (kept from the optimizer).
+template <typename Kernel>
+void timeKernel(benchmark::State &state, unsigned char *out, Kernel kernel) {
   for (auto _ : state) {
-    Status status = castElements(from, src.data(), to, dst.data(), kElements);
+    Status status = kernel();
     if (!status.ok()) {
       state.SkipWithError(status.error().message.c_str());
       break;
     }
-    benchmark::DoNotOptimize(dst.data());
+    benchmark::DoNotOptimize(out);
     benchmark::ClobberMemory();
   }
+}
+
+/// Times castElements of `src` (kElements of `from`) into `to`.
+void castLoop(benchmark::State &state, DType from,
+              const std::vector<unsigned char> &src, DType to) {
+  std::vector<unsigned char> dst(kElements * dtypeSize(to));
+  timeKernel(state, dst.data(), [&] {
+    return castElements(from, src.data(), to, dst.data(), kElements);
+  });
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(src.size()));
   countBytesMoved(state, src.size() + dst.size());
 }
@@ -152,15 +161,9 @@ void regionCopy(benchmark::State &state, DType from, DType to, Box region,
   TensorView srcView(src.data(), src.size(), from, {kRows, kCols});
   MutableTensorView dstView(dst.data(), dst.size(), to, dstShape);
   Box whole(std::vector<int64_t>(dstShape.size(), 0), dstShape);
-  for (auto _ : state) {
-    Status status = copyRegion(srcView, region, dstView, whole, permutation);
-    if (!status.ok()) {
-      state.SkipWithError(status.error().message.c_str());
-      break;
-    }
-    benchmark::DoNotOptimize(dst.data());
-    benchmark::ClobberMemory();
-  }
+  timeKernel(state, dst.data(), [&] {
+    return copyRegion(srcView, region, dstView, whole, permutation);
+  });
   state.SetBytesProcessed(int64_t(state.iterations()) * region.volume() *
                           int64_t(dtypeSize(from)));
   countBytesMoved(state,
@@ -183,15 +186,9 @@ void unpackHalfColumns(benchmark::State &state, DType from, DType to) {
   Box half({0, 0}, {kRows, kCols / 2});
   TensorView srcView(src.data(), src.size(), from, {kRows, kCols / 2});
   MutableTensorView dstView(dst.data(), dst.size(), to, {kRows, kCols});
-  for (auto _ : state) {
-    Status status = copyRegion(srcView, half, dstView, half);
-    if (!status.ok()) {
-      state.SkipWithError(status.error().message.c_str());
-      break;
-    }
-    benchmark::DoNotOptimize(dst.data());
-    benchmark::ClobberMemory();
-  }
+  timeKernel(state, dst.data(), [&] {
+    return copyRegion(srcView, half, dstView, half);
+  });
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(src.size()));
   countBytesMoved(state, src.size() + size_t(half.volume()) * dtypeSize(to));
 }

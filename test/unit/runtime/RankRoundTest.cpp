@@ -118,21 +118,32 @@ TEST_F(RankRoundTest, ArenasHoldOnlyTheBuffersLiveInstructionsUseInMemory) {
             (std::vector<uint8_t>{1, 1, 0, 0, 0}));
 }
 
-TEST(RankRoundArena, ABufferOnlyCopiedFileToFileTakesNoMemory) {
-  plan::Plan plan;
-  plan.ranks = 1;
-  plan.programs.resize(1);
-  plan::Round &round = plan.programs[0].rounds.emplace_back();
-  round.buffers.resize(2, plan::BufferDecl{DType::F32, {1024}});
-  auto add = [&](plan::Opcode opcode, uint32_t buffer) {
-    plan::Instruction &inst = round.instructions.emplace_back();
+/// A plan of one rank and one round of `buffers` float32 buffers of
+/// `elements` each, its instructions added by add().
+struct OneRoundPlan {
+  OneRoundPlan(size_t buffers, int64_t elements) {
+    plan.ranks = 1;
+    plan.programs.resize(1);
+    plan.programs[0].rounds.emplace_back().buffers.resize(
+        buffers, plan::BufferDecl{DType::F32, {elements}});
+  }
+  void add(plan::Opcode opcode, uint32_t buffer, uint32_t input = 0) {
+    plan::Instruction &inst =
+        plan.programs[0].rounds[0].instructions.emplace_back();
     inst.opcode = opcode;
     inst.buffer = buffer;
-  };
-  add(plan::Opcode::Read, 0);
-  add(plan::Opcode::Write, 0);
-  add(plan::Opcode::Read, 1);
-  add(plan::Opcode::Write, 1);
+    inst.input = input;
+  }
+  plan::Plan plan;
+};
+
+TEST(RankRoundArena, ABufferOnlyCopiedFileToFileTakesNoMemory) {
+  OneRoundPlan one(2, 1024);
+  one.add(plan::Opcode::Read, 0);
+  one.add(plan::Opcode::Write, 0);
+  one.add(plan::Opcode::Read, 1);
+  one.add(plan::Opcode::Write, 1);
+  const plan::Plan &plan = one.plan;
   RankRound rankRound(plan, 0, 0);
   std::vector<uint8_t> inArena = rankRound.buffersInArena(
       ReceivedBuffers::Owned, std::vector<uint8_t>{1, 1, 0, 0});
@@ -145,23 +156,13 @@ TEST(RankRoundArena, ABufferOnlyCopiedFileToFileTakesNoMemory) {
 }
 
 TEST(RankRoundCopyLevels, ACopyOfACopyRunsInALaterLevel) {
-  plan::Plan plan;
-  plan.ranks = 1;
-  plan.programs.resize(1);
-  plan::Round &round = plan.programs[0].rounds.emplace_back();
-  round.buffers.resize(5, plan::BufferDecl{DType::F32, {4}});
-  auto add = [&](plan::Opcode opcode, uint32_t buffer, uint32_t input) {
-    plan::Instruction &inst = round.instructions.emplace_back();
-    inst.opcode = opcode;
-    inst.buffer = buffer;
-    inst.input = input;
-  };
-  add(plan::Opcode::Read, 0, 0);
-  add(plan::Opcode::Copy, 1, 0);
-  add(plan::Opcode::Copy, 2, 1);
-  add(plan::Opcode::Copy, 3, 0);
-  add(plan::Opcode::Copy, 4, 2);
-  RankRound rankRound(plan, 0, 0);
+  OneRoundPlan one(5, 4);
+  one.add(plan::Opcode::Read, 0);
+  one.add(plan::Opcode::Copy, 1, 0);
+  one.add(plan::Opcode::Copy, 2, 1);
+  one.add(plan::Opcode::Copy, 3, 0);
+  one.add(plan::Opcode::Copy, 4, 2);
+  RankRound rankRound(one.plan, 0, 0);
   ASSERT_EQ(rankRound.copyLevels().size(), 3u);
   EXPECT_EQ(rankRound.copyLevels()[0], (std::vector<uint32_t>{1, 3}));
   EXPECT_EQ(rankRound.copyLevels()[1], (std::vector<uint32_t>{2}));
