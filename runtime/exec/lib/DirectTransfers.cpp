@@ -90,6 +90,51 @@ bool isDirect(const plan::Plan &plan, const RankRound &readRank,
   return pieces == 1 || bytes / pieces >= kMinDirectPieceBytes;
 }
 
+/// (sending rank, send) -> (receiving rank, recv).
+using ReceiverMap =
+    std::map<std::pair<uint32_t, uint32_t>, std::pair<uint32_t, uint32_t>>;
+
+/// Appends the direct transfers whose read is on rank `p` (`rank`, the
+/// live uses of its buffers `rankUses`); a read that feeds a send follows it
+/// through `receiverOf` into `ranks` and their `uses` (none: no messages).
+void appendDirectReads(const plan::Plan &plan, uint32_t p,
+                       const RankRound &rank,
+                       const std::vector<BufferUse> &rankUses,
+                       const ReceiverMap &receiverOf,
+                       const std::vector<RankRound> *ranks,
+                       const std::vector<std::vector<BufferUse>> *uses,
+                       std::vector<DirectTransfer> &out) {
+  for (uint32_t i : rank.reads()) {
+    const plan::Instruction &read = rank.instruction(i);
+    if (read.buffer >= rankUses.size() || rankUses[read.buffer].count != 1)
+      continue;
+    BufferUse use = rankUses[read.buffer];
+    uint32_t writeRank = p;
+    const RankRound *writer = &rank;
+    const plan::Instruction *consumer = &rank.instruction(use.instruction);
+    if (consumer->opcode == Opcode::Send) {
+      auto it = receiverOf.find({p, use.instruction});
+      if (it == receiverOf.end() || !ranks || !uses)
+        continue;
+      auto [q, recvIndex] = it->second;
+      const plan::Instruction &recv = (*ranks)[q].instruction(recvIndex);
+      if (use.position >= recv.buffers.size())
+        continue;
+      uint32_t received = recv.buffers[use.position];
+      if (received >= (*uses)[q].size() || (*uses)[q][received].count != 1)
+        continue;
+      writeRank = q;
+      writer = &(*ranks)[q];
+      use = (*uses)[q][received];
+      consumer = &writer->instruction(use.instruction);
+    }
+    if (consumer->opcode != Opcode::Write ||
+        !isDirect(plan, rank, read, *writer, *consumer))
+      continue;
+    out.push_back({p, i, writeRank, use.instruction});
+  }
+}
+
 } // namespace
 
 std::vector<DirectTransfer>
@@ -105,59 +150,27 @@ findDirectTransfers(const plan::Plan &plan, const std::vector<RankRound> &ranks,
     }
   if (!anyRead)
     return transfers;
-  // (sending rank, send) -> (receiving rank, recv).
-  std::map<std::pair<uint32_t, uint32_t>, std::pair<uint32_t, uint32_t>>
-      receiverOf;
+  ReceiverMap receiverOf;
   for (uint32_t q = 0; q < messages.size() && q < ranks.size(); ++q)
     for (uint32_t i = 0; i < messages[q].size(); ++i)
       if (messages[q][i].rank != SendRef::kNone)
         receiverOf[{messages[q][i].rank, messages[q][i].instruction}] = {q, i};
-
-  for (uint32_t p = 0; p < ranks.size(); ++p) {
-    const RankRound &rank = ranks[p];
-    for (uint32_t i : rank.reads()) {
-      const plan::Instruction &read = rank.instruction(i);
-      if (read.buffer >= uses[p].size() || uses[p][read.buffer].count != 1)
-        continue;
-      BufferUse use = uses[p][read.buffer];
-      uint32_t writeRank = p;
-      const plan::Instruction *consumer = &rank.instruction(use.instruction);
-      if (consumer->opcode == Opcode::Send) {
-        auto it = receiverOf.find({p, use.instruction});
-        if (it == receiverOf.end())
-          continue;
-        auto [q, recvIndex] = it->second;
-        const plan::Instruction &recv = ranks[q].instruction(recvIndex);
-        if (use.position >= recv.buffers.size())
-          continue;
-        uint32_t received = recv.buffers[use.position];
-        if (received >= uses[q].size() || uses[q][received].count != 1)
-          continue;
-        writeRank = q;
-        use = uses[q][received];
-        consumer = &ranks[q].instruction(use.instruction);
-      }
-      if (consumer->opcode != Opcode::Write ||
-          !isDirect(plan, rank, read, ranks[writeRank], *consumer))
-        continue;
-      transfers.push_back({p, i, writeRank, use.instruction});
-    }
-  }
+  for (uint32_t p = 0; p < ranks.size(); ++p)
+    appendDirectReads(plan, p, ranks[p], uses[p], receiverOf, &ranks, &uses,
+                      transfers);
   return transfers;
 }
 
 std::vector<DirectTransfer> directTransfersOnRank(const plan::Plan &plan,
                                                   const RankRound &round) {
+  std::vector<DirectTransfer> transfers;
   if (round.reads().empty())
-    return {};
-  // Other ranks' rounds are left empty: no message matches, so only reads
-  // that feed a write of this rank qualify.
-  std::vector<RankRound> ranks;
-  ranks.reserve(plan.programs.size());
-  for (uint32_t rank = 0; rank < plan.programs.size(); ++rank)
-    ranks.push_back(
-        rank == round.rank() ? round : RankRound(plan, rank, SIZE_MAX, {}));
-  return findDirectTransfers(plan, ranks, {});
+    return transfers;
+  // Without the other ranks' rounds no message matches: only reads that
+  // feed a write of this rank qualify (in time independent of the world).
+  appendDirectReads(plan, round.rank(), round, usesOf(round), ReceiverMap(),
+                    nullptr, nullptr, transfers);
+  return transfers;
 }
 
 std::vector<uint8_t> copiedDirectly(const RankRound &round,
