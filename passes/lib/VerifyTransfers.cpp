@@ -1,10 +1,11 @@
 //===- VerifyTransfers.cpp - Every destination element exactly once --------===//
 //
 // The last check before scheduling, over the transfers themselves (near
-// linear: a sort and a sweep per destination tensor): every element of every
-// stored destination tensor is written exactly once, every read region lies
-// in its stored source tensor, and every transform ends in the destination's
-// dtype. Violations name the key, the file and the element ranges.
+// linear: a sort and a sweep per destination tensor, on --threads threads):
+// every element of every stored destination tensor is written exactly once,
+// every read region lies in its stored source tensor, and every transform
+// ends in the destination's dtype. Violations name the key, the file and the
+// element ranges.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/passes/Passes.h"
@@ -12,6 +13,7 @@
 #include "ErrorBudget.h"
 #include "aoa/ir/BoxOverlap.h"
 #include "aoa/passes/CompilationState.h"
+#include "aoa/runtime/support/ThreadPool.h"
 
 #include <algorithm>
 #include <ostream>
@@ -42,10 +44,8 @@ public:
 
   void run() {
     const plan::Plan &plan = state_.plan;
-    std::vector<std::vector<size_t>> writes(plan.destinationTensors.size());
     for (size_t i = 0; i < state_.transfers.size(); ++i) {
       const Transfer &t = state_.transfers[i];
-      writes[t.destinationTensor].push_back(i);
       const plan::StoredTensor &src = plan.sourceTensors[t.sourceTensor];
       const plan::StoredTensor &dst = plan.destinationTensors[t.destinationTensor];
       if (!regionIsStored(src, t.sourceRegion))
@@ -64,8 +64,7 @@ public:
                " but its source '" + src.key + "' arrives as " +
                std::string(dtypeName(produced)));
     }
-    for (size_t d = 0; d < writes.size(); ++d)
-      checkCoverage(d, writes[d]);
+    checkCoverage();
   }
 
 private:
@@ -74,8 +73,47 @@ private:
       state_.diags.error(SourceLocation{}, std::move(message));
   }
 
-  /// Written regions must not overlap and must add up to the stored tensor.
-  void checkCoverage(size_t d, const std::vector<size_t> &writes) {
+  /// Every destination tensor's written regions must not overlap and must
+  /// add up to the stored tensor. The transfers are grouped by tensor in one
+  /// array (a counting sort), the tensors checked on --threads threads in
+  /// chunks, and each chunk's problems reported in tensor order, so the
+  /// messages do not depend on the thread count.
+  void checkCoverage() {
+    const std::vector<Transfer> &transfers = state_.transfers;
+    size_t tensors = state_.plan.destinationTensors.size();
+    std::vector<size_t> start(tensors + 1, 0);
+    for (const Transfer &t : transfers)
+      ++start[t.destinationTensor + 1];
+    for (size_t d = 0; d < tensors; ++d)
+      start[d + 1] += start[d];
+    std::vector<size_t> order(transfers.size());
+    std::vector<size_t> next(start.begin(), start.end() - 1);
+    for (size_t i = 0; i < transfers.size(); ++i)
+      order[next[transfers[i].destinationTensor]++] = i;
+
+    constexpr size_t kChunk = 8192;
+    runtime::ThreadPool pool(state_.threads);
+    std::vector<std::string> problems;
+    for (size_t first = 0; first < tensors; first += kChunk) {
+      size_t count = std::min(kChunk, tensors - first);
+      problems.assign(count, std::string());
+      runtime::Status checked = pool.parallelFor(count, [&](size_t k) {
+        size_t d = first + k;
+        problems[k] = coverageProblem(
+            d, llvm::ArrayRef<size_t>(order).slice(start[d],
+                                                     start[d + 1] - start[d]));
+        return runtime::Status();
+      });
+      (void)checked; // coverageProblem cannot fail
+      for (std::string &problem : problems)
+        if (!problem.empty())
+          report(std::move(problem));
+    }
+  }
+
+  /// What is wrong with destination tensor `d`'s `writes` (transfer
+  /// indices), or "".
+  std::string coverageProblem(size_t d, llvm::ArrayRef<size_t> writes) const {
     const plan::StoredTensor &dst = state_.plan.destinationTensors[d];
     const std::string &file = state_.plan.destinationFiles[dst.file].path;
     auto regionOf = [&](size_t i) -> const Box & {
@@ -88,16 +126,15 @@ private:
     regions.reserve(writes.size());
     for (size_t i : writes)
       regions.push_back(&regionOf(i));
-    if (std::optional<Box> common = findOverlap(regions)) {
-      report(dst.key + common->toString() + " in '" + file +
-             "' is written twice");
-      return;
-    }
+    if (std::optional<Box> common = findOverlap(regions))
+      return dst.key + common->toString() + " in '" + file +
+             "' is written twice";
     if (written != dst.storedElements())
-      report(dst.key + dst.box.toString() + " in '" + file + "': " +
+      return dst.key + dst.box.toString() + " in '" + file + "': " +
              std::to_string(dst.storedElements() - written) + " of its " +
              std::to_string(dst.storedElements()) +
-             " elements have no source");
+             " elements have no source";
+    return "";
   }
 
   CompilationState &state_;
