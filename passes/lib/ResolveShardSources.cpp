@@ -69,6 +69,20 @@ void ShardSourceResolver::run() {
     for (ShardRef shard : tensor.shards())
       resolveShard(tensor, shard);
   }
+  countBroadcastBytes();
+}
+
+void ShardSourceResolver::countBroadcastBytes() {
+  std::sort(broadcast_.begin(), broadcast_.end());
+  broadcast_.erase(std::unique(broadcast_.begin(), broadcast_.end()),
+                   broadcast_.end());
+  const ShardMetadata &source = *state_.source.metadata();
+  for (uint64_t pair : broadcast_) {
+    TensorRef tensor = source.tensor(TensorId(pair & 0xFFFFFFFFu));
+    state_.broadcastBytes += Box::fromShape(tensor.globalShape()).volume() *
+                             static_cast<int64_t>(dtypeSize(tensor.dtype()));
+  }
+  broadcast_ = std::vector<uint64_t>();
 }
 
 void ShardSourceResolver::resolveShard(TensorRef tensor, ShardRef shard) {

@@ -32,9 +32,9 @@ void ShardSourceResolver::bindEntry(const MappingEntry &entry,
     return;
   const std::vector<plan::TransformStep> *steps =
       &state_.transforms.transforms[*transform];
-  if (broadcast_.insert(uint64_t(destinationRank) << 32 | tensor->id()).second)
-    state_.broadcastBytes += Box::fromShape(tensor->globalShape()).volume() *
-                             static_cast<int64_t>(dtypeSize(tensor->dtype()));
+  uint64_t pair = uint64_t(destinationRank) << 32 | tensor->id();
+  if (broadcast_.empty() || broadcast_.back() != pair)
+    broadcast_.push_back(pair);
 
   Box wanted = entry.source.box();
   Box target = entry.target.box();

@@ -60,6 +60,9 @@ private:
   /// The boxes a stored shard holds whole: its box, or its flat range's.
   static std::vector<FlatPiece> storedPieces(ShardRef shard);
   uint32_t planSourceTensor(ShardId id);
+  /// CompilationState::broadcastBytes: every source tensor a destination
+  /// rank needs, whole, once per (rank, tensor) of broadcast_.
+  void countBroadcastBytes();
   /// The transform of an entry, parsed once per distinct postprocess list
   /// (a conversion has a handful).
   std::optional<uint32_t> transformOf(const MappingEntry &entry,
@@ -155,8 +158,10 @@ private:
   /// Keyed by the metadata's interned file names.
   std::unordered_map<std::string_view, uint32_t> sourceFileIds_,
       destinationFileIds_;
-  /// (destination rank, source tensor) pairs already counted.
-  std::unordered_set<uint64_t> broadcast_;
+  /// (destination rank << 32 | source tensor) of every binding,
+  /// deduplicated once at the end (countBroadcastBytes): a hash set of them
+  /// cost more than the sort.
+  std::vector<uint64_t> broadcast_;
   std::unordered_set<TensorId> overlapping_;
   struct CachedTransform {
     std::vector<std::string> postprocess;
