@@ -183,18 +183,8 @@ TEST(PlanResolution, RandomReplicasInDifferentShapes) {
     for (const KeySpec &k : c.source)
       shapedKeys += hasShapedReplicas(k);
     reshaped += !reshapedSources(c.config).empty();
-    Compiled compiled = compile(c);
-    std::vector<std::string> errors;
-    if (!compiled.ok) {
-      errors = {"compilation failed"};
-      errors.insert(errors.end(), compiled.errors.begin(),
-                    compiled.errors.end());
-    } else {
-      ++stats.cases;
-      errors = executePlan(c, compiled.plan, stats);
-      std::vector<std::string> twice = elementsReadFromTwoCopies(compiled.plan);
-      errors.insert(errors.end(), twice.begin(), twice.end());
-    }
+    std::vector<std::string> errors =
+        compileAndRun(c, stats, elementsReadFromTwoCopies);
     if (!errors.empty()) {
       ADD_FAILURE() << "case " << i << "\n" << c.describe() << joined(errors);
       ++failures;

@@ -87,18 +87,8 @@ void runShared(Kind kind, uint64_t seed, int count) {
   for (int i = 0; i < count && failures < 3; ++i) {
     Case c = randomCase(rng, kind);
     c.sharedSource = true;
-    Compiled compiled = compile(c);
-    std::vector<std::string> errors;
-    if (!compiled.ok) {
-      errors = {"compilation failed"};
-      errors.insert(errors.end(), compiled.errors.begin(),
-                    compiled.errors.end());
-    } else {
-      ++stats.cases;
-      errors = executePlan(c, compiled.plan, stats);
-      std::vector<std::string> shared = sharedSourceFailures(compiled.plan);
-      errors.insert(errors.end(), shared.begin(), shared.end());
-    }
+    std::vector<std::string> errors =
+        compileAndRun(c, stats, sharedSourceFailures);
     if (!errors.empty()) {
       ADD_FAILURE() << "case " << i << " (seed " << seed << ")\n"
                     << c.describe() << joined(errors);

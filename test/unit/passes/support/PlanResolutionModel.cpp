@@ -172,8 +172,10 @@ std::string joined(const std::vector<std::string> &lines) {
   return s;
 }
 
-/// Compiles and executes `c`; returns failures (empty when all is well).
-std::vector<std::string> compileAndRun(const Case &c, Stats &stats) {
+std::vector<std::string> compileAndRun(
+    const Case &c, Stats &stats,
+    const std::function<std::vector<std::string>(const plan::Plan &)>
+        &planChecks) {
   Compiled compiled = compile(c);
   if (!compiled.ok) {
     std::vector<std::string> out = {"compilation failed"};
@@ -181,7 +183,12 @@ std::vector<std::string> compileAndRun(const Case &c, Stats &stats) {
     return out;
   }
   ++stats.cases;
-  return executePlan(c, compiled.plan, stats);
+  std::vector<std::string> out = executePlan(c, compiled.plan, stats);
+  if (planChecks) {
+    std::vector<std::string> more = planChecks(compiled.plan);
+    out.insert(out.end(), more.begin(), more.end());
+  }
+  return out;
 }
 
 //===----------------------------------------------------------------------===//

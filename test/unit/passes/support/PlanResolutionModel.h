@@ -221,8 +221,12 @@ std::vector<int64_t> bytesReadPerRank(const plan::Plan &plan);
 std::pair<Box, std::pair<int64_t, int64_t>> unitOf(const ShardSpec &s);
 /// `c` must fail to compile with an error containing `needle` (case `i`).
 void expectError(const Case &c, const std::string &needle, int i);
-/// Compiles and executes `c`; returns failures (empty when all is well).
-std::vector<std::string> compileAndRun(const Case &c, Stats &stats);
+/// Compiles and executes `c`, then runs `planChecks` (if any) on the plan;
+/// returns failures (empty when all is well).
+std::vector<std::string> compileAndRun(
+    const Case &c, Stats &stats,
+    const std::function<std::vector<std::string>(const plan::Plan &)>
+        &planChecks = {});
 /// `count` random cases of `kind` from `seed`, each compiled and executed.
 void runRandom(Kind kind, uint64_t seed, int count);
 
