@@ -31,6 +31,7 @@
 #include <cctype>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -138,11 +139,68 @@ struct Layouts {
   binplan::PlanOrigin origin;
 };
 
+PipelineStage stageFor(EmitKind emit) {
+  switch (emit) {
+  case EmitKind::Expanded:
+    return PipelineStage::Macros;
+  case EmitKind::Ir:
+    return PipelineStage::Ops;
+  case EmitKind::Mappings:
+    return PipelineStage::ShardSources;
+  default:
+    return PipelineStage::Plan;
+  }
+}
+
+/// The destination metadata, loaded on a second thread while the main one
+/// loads the source's. It reports into a diagnostics engine of its own and
+/// is used only if that engine stayed silent: otherwise the destination is
+/// loaded again on the main thread, after the source, so that diagnostics
+/// come in the same order and with the same locations as without threads.
+class DestinationPreload {
+public:
+  DestinationPreload(std::string path, bool hash)
+      : path_(std::move(path)), hash_(hash) {
+    diags_.setHandler([this](const Diagnostic &) { silent_ = false; });
+    done_ = std::async(std::launch::async, [this] {
+      metadata_ = loadMetadataArgument(path_, sources_, diags_, locatePath_);
+      if (metadata_ && hash_)
+        layoutHash_ = binplan::layoutHash(*metadata_);
+    });
+  }
+  DestinationPreload(const DestinationPreload &) = delete;
+  DestinationPreload &operator=(const DestinationPreload &) = delete;
+  ~DestinationPreload() {
+    if (done_.valid())
+      done_.wait();
+  }
+
+  /// Waits for the load; true (and the layout moved into `layouts`) if it
+  /// succeeded without a diagnostic.
+  bool take(Layouts &layouts);
+
+private:
+  std::string path_;
+  bool hash_;
+  SourceManager sources_;
+  DiagnosticEngine diags_{sources_};
+  bool silent_ = true;
+  std::string locatePath_;
+  std::optional<ShardMetadata> metadata_;
+  std::optional<uint64_t> layoutHash_;
+  std::future<void> done_;
+};
+
 bool loadLayouts(const CompileOptions &options, const ConfigFile &config,
                  bool relayoutOnly, SourceManager &sources,
                  DiagnosticEngine &diags, Layouts &layouts) {
   bool derivedLayout =
       !options.layoutSpecPath.empty() || options.toHuggingFace;
+  // Only a plan records the layouts' hashes (its header).
+  bool hashLayouts = stageFor(options.emit) == PipelineStage::Plan;
+  std::optional<DestinationPreload> preload;
+  if (options.threads > 1 && !options.destinationMetadataPath.empty())
+    preload.emplace(options.destinationMetadataPath, hashLayouts);
   layouts.source = loadMetadataArgument(
       options.sourceMetadataPath, sources, diags, layouts.sourceLocatePath,
       derivedLayout ? &layouts.otherFiles : nullptr);
@@ -150,8 +208,11 @@ bool loadLayouts(const CompileOptions &options, const ConfigFile &config,
     writeShardMetadata(*layouts.source, *options.sourceMetadataOutput);
   if (!layouts.source)
     return false;
-  layouts.origin.sourceLayoutHash = binplan::layoutHash(*layouts.source);
+  if (hashLayouts)
+    layouts.origin.sourceLayoutHash = binplan::layoutHash(*layouts.source);
   layouts.destinationName = options.destinationMetadataPath;
+  if (preload && preload->take(layouts))
+    return true;
   if (!options.destinationMetadataPath.empty()) {
     layouts.destination =
         loadMetadataArgument(options.destinationMetadataPath, sources, diags,
@@ -165,9 +226,19 @@ bool loadLayouts(const CompileOptions &options, const ConfigFile &config,
       return false;
     layouts.destinationName = options.layoutSpecPath;
   }
-  if (layouts.destination)
+  if (layouts.destination && hashLayouts)
     layouts.origin.destinationLayoutHash =
         binplan::layoutHash(*layouts.destination);
+  return true;
+}
+
+bool DestinationPreload::take(Layouts &layouts) {
+  done_.get(); // rethrows what the thread threw
+  if (!silent_ || !metadata_)
+    return false;
+  layouts.destination = std::move(metadata_);
+  layouts.destinationLocatePath = std::move(locatePath_);
+  layouts.origin.destinationLayoutHash = layoutHash_;
   return true;
 }
 
@@ -235,19 +306,6 @@ bool checkPrintAfter(const CompileOptions &options, DiagnosticEngine &diags) {
     return false;
   }
   return true;
-}
-
-PipelineStage stageFor(EmitKind emit) {
-  switch (emit) {
-  case EmitKind::Expanded:
-    return PipelineStage::Macros;
-  case EmitKind::Ir:
-    return PipelineStage::Ops;
-  case EmitKind::Mappings:
-    return PipelineStage::ShardSources;
-  default:
-    return PipelineStage::Plan;
-  }
 }
 
 /// The plan, after the passes built it: what aoa-run must find and accept,
