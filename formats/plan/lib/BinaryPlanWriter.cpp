@@ -18,7 +18,6 @@
 #include "aoa/runtime/support/ThreadPool.h"
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <ostream>
 #include <unordered_map>
@@ -53,55 +52,31 @@ private:
   StringPool pool_;
 };
 
-/// Every distinct TransformStep list once, numbered by first use.
+/// The plan's transform lists that its instructions use, each once, numbered
+/// by first use. A list is known by its id in Plan::transforms, which holds
+/// each distinct list once.
 class TransformTable {
 public:
-  uint32_t intern(const std::vector<plan::TransformStep> &steps) {
-    // Most instructions have no transform: answered without building a key.
-    if (steps.empty() && emptyId_)
-      return *emptyId_;
-    ByteWriter &key = key_;
-    keyOf(steps, key);
-    if (auto found = index_.find(std::string_view(key.bytes()));
-        found != index_.end())
-      return found->second;
-    uint32_t id = uint32_t(lists_.size());
-    index_.emplace(key.bytes(), id);
-    lists_.push_back(&steps);
-    if (steps.empty())
-      emptyId_ = id;
-    return id;
+  explicit TransformTable(const plan::Plan &plan)
+      : plan_(plan), idOfPlanId_(plan.transforms.size(), kUnused) {}
+
+  void use(uint32_t planId) {
+    if (idOfPlanId_[planId] != kUnused)
+      return;
+    idOfPlanId_[planId] = uint32_t(usedPlanIds_.size());
+    usedPlanIds_.push_back(planId);
   }
-  /// The id of a list intern() has seen; `scratch` holds its key, so that
-  /// threads can look lists up at once.
-  uint32_t find(const std::vector<plan::TransformStep> &steps,
-                ByteWriter &scratch) const {
-    if (steps.empty() && emptyId_)
-      return *emptyId_;
-    keyOf(steps, scratch);
-    return index_.find(std::string_view(scratch.bytes()))->second;
-  }
-  static void keyOf(const std::vector<plan::TransformStep> &steps,
-                    ByteWriter &key) {
-    key.clear();
-    for (const plan::TransformStep &step : steps) {
-      key.u8(uint8_t(step.kind));
-      key.u8(uint8_t(step.dtype));
-      key.u32(uint32_t(step.permutation.rank()));
-      for (unsigned axis : step.permutation.axes())
-        key.u32(axis);
-      key.u32(uint32_t(step.canonical.size()));
-      for (int64_t v : step.canonical)
-        key.i64(v);
-    }
-  }
+  /// The number of a list use() has seen; threads may look lists up at once.
+  uint32_t find(uint32_t planId) const { return idOfPlanId_[planId]; }
+
   std::string encode() const {
     ByteWriter lists, steps, ints;
     uint64_t stepCount = 0, intCount = 0;
-    for (const std::vector<plan::TransformStep> *list : lists_) {
+    for (uint32_t planId : usedPlanIds_) {
+      const std::vector<plan::TransformStep> &list = plan_.transforms[planId];
       lists.u32(uint32_t(stepCount));
-      lists.u32(uint32_t(list->size()));
-      for (const plan::TransformStep &step : *list) {
+      lists.u32(uint32_t(list.size()));
+      for (const plan::TransformStep &step : list) {
         steps.u8(uint8_t(step.kind));
         steps.u8(uint8_t(step.dtype));
         steps.u16(0);
@@ -118,7 +93,7 @@ public:
       }
     }
     ByteWriter w;
-    w.u64(lists_.size());
+    w.u64(usedPlanIds_.size());
     w.u64(stepCount);
     w.u64(intCount);
     w.raw(lists.bytes());
@@ -129,10 +104,10 @@ public:
   }
 
 private:
-  std::map<std::string, uint32_t, std::less<>> index_;
-  std::vector<const std::vector<plan::TransformStep> *> lists_;
-  std::optional<uint32_t> emptyId_;
-  ByteWriter key_; ///< scratch, reused by every intern()
+  static constexpr uint32_t kUnused = UINT32_MAX;
+  const plan::Plan &plan_;
+  std::vector<uint32_t> idOfPlanId_;
+  std::vector<uint32_t> usedPlanIds_; ///< by number
 };
 
 /// A rank's int64 array: each distinct sequence (a shape, a region's
@@ -241,8 +216,7 @@ std::string encodeLists(const plan::Plan &plan, StringTable &strings) {
 std::string encodeRank(const plan::Plan &plan, const plan::RankProgram &program,
                        const TransformTable &transforms) {
   ByteWriter rounds, buffers, instructions, lists;
-  ByteWriter scratch;      ///< one shape or region at a time
-  ByteWriter transformKey; ///< scratch for TransformTable::find
+  ByteWriter scratch; ///< one shape or region at a time
   IntPool ints;
   uint64_t bufferCount = 0, instructionCount = 0, listCount = 0;
   for (const plan::Round &round : program.rounds) {
@@ -271,7 +245,7 @@ std::string encodeRank(const plan::Plan &plan, const plan::RankProgram &program,
       instructions.u32(in.input);
       instructions.u32(in.tensor);
       instructions.u32(in.peer);
-      instructions.u32(transforms.find(plan.steps(in), transformKey));
+      instructions.u32(transforms.find(in.transform));
       instructions.u32(uint32_t(in.region.rank()));
       instructions.u32(uint32_t(in.buffers.size()));
       instructions.u64(ints.add(region));
@@ -301,18 +275,35 @@ std::string encodeRank(const plan::Plan &plan, const plan::RankProgram &program,
 
 namespace {
 
+/// A section's directory entry, without its offset.
+struct SectionEntry {
+  uint64_t size = 0;
+  uint64_t checksum = 0;
+};
+
+/// A section's bytes and its entry.
+struct EncodedSection {
+  std::string bytes;
+  SectionEntry entry;
+};
+
+EncodedSection sealed(std::string bytes) {
+  SectionEntry entry{bytes.size(), checksum(bytes.data(), bytes.size())};
+  return {std::move(bytes), entry};
+}
+
 /// Encodes a plan's sections: the shared tables once, the ranks' programs
 /// in batches on a thread pool, so that a writer can stream them.
 class PlanEncoder {
 public:
   PlanEncoder(const plan::Plan &plan, unsigned threads)
-      : plan_(plan), pool_(threads) {
+      : plan_(plan), pool_(threads), transforms_(plan) {
     // Transform lists are numbered in the order the ranks first use them,
     // before any rank is encoded, so ranks can be encoded at once.
     for (const plan::RankProgram &program : plan.programs)
       for (const plan::Round &round : program.rounds)
         for (const plan::Instruction &in : round.instructions)
-          transforms_.intern(plan.steps(in));
+          transforms_.use(in.transform);
   }
 
   size_t sectionCount() const {
@@ -323,25 +314,34 @@ public:
   size_t batchSize() const { return 4 * size_t(pool_.threadCount()); }
 
   /// The shared sections (in section order) and the ranks' sections
-  /// [firstRank, firstRank + count), encoded at once.
+  /// [firstRank, firstRank + count), encoded at once; `alongside`, if
+  /// given, runs as one more task (a writer of the previous batch).
   void encode(bool shared, size_t firstRank, size_t count,
-              std::vector<std::string> &sharedOut,
-              std::vector<std::string> &ranksOut) {
-    ranksOut.assign(count, std::string());
+              std::vector<EncodedSection> &sharedOut,
+              std::vector<EncodedSection> &ranksOut,
+              llvm::function_ref<void()> alongside = nullptr) {
+    ranksOut.assign(count, EncodedSection());
     if (shared)
-      sharedOut.assign(kSharedSections, std::string());
-    size_t tasks = count + (shared ? 1 : 0);
+      sharedOut.assign(kSharedSections, EncodedSection());
+    size_t extra = alongside ? 1 : 0;
+    size_t tasks = extra + count + (shared ? 1 : 0);
     runtime::Status encoded = pool_.parallelFor(tasks, [&](size_t task) {
+      if (task < extra) {
+        alongside();
+        return runtime::Status();
+      }
+      task -= extra;
       if (shared && task == 0) {
         StringTable strings;
-        sharedOut[kFiles] = encodeFiles(plan_, strings);
-        sharedOut[kTensors] = encodeTensors(plan_, strings);
-        sharedOut[kLists] = encodeLists(plan_, strings);
-        sharedOut[kStrings] = strings.encode();
-        sharedOut[kTransforms] = transforms_.encode();
+        sharedOut[kFiles] = sealed(encodeFiles(plan_, strings));
+        sharedOut[kTensors] = sealed(encodeTensors(plan_, strings));
+        sharedOut[kLists] = sealed(encodeLists(plan_, strings));
+        sharedOut[kStrings] = sealed(strings.encode());
+        sharedOut[kTransforms] = sealed(transforms_.encode());
       } else {
         size_t i = task - (shared ? 1 : 0);
-        ranksOut[i] = encodeRank(plan_, plan_.programs[firstRank + i], transforms_);
+        ranksOut[i] = sealed(
+            encodeRank(plan_, plan_.programs[firstRank + i], transforms_));
       }
       return runtime::Status();
     });
@@ -353,16 +353,6 @@ private:
   runtime::ThreadPool pool_;
   TransformTable transforms_;
 };
-
-/// A section's directory entry, without its offset.
-struct SectionEntry {
-  uint64_t size = 0;
-  uint64_t checksum = 0;
-};
-
-SectionEntry entryOf(const std::string &section) {
-  return {section.size(), checksum(section.data(), section.size())};
-}
 
 uint64_t headerAndDirectorySize(size_t sections) {
   return kHeaderSize + sections * kDirectoryEntrySize;
@@ -402,8 +392,9 @@ std::string headerAndDirectory(const plan::Plan &plan, const PlanOrigin &origin,
 }
 
 /// Streams the sections as they are encoded behind a header of zeros, then
-/// writes the header and directory over it: only a batch of ranks' bytes
-/// is held at a time. `os` must be seekable.
+/// writes the header and directory over it: only two batches of ranks'
+/// bytes are held at a time, one being written while the next is encoded.
+/// `os` must be seekable.
 bool streamBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
                       std::ostream &os, unsigned threads) {
   PlanEncoder encoder(plan, threads);
@@ -412,22 +403,28 @@ bool streamBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
       std::string(headerAndDirectorySize(encoder.sectionCount()), '\0').data(),
       std::streamsize(headerAndDirectorySize(encoder.sectionCount())));
   std::vector<SectionEntry> entries;
-  std::vector<std::string> shared, ranks;
+  std::vector<EncodedSection> shared, ranks, encoded;
+  auto writeEncoded = [&] {
+    for (const EncodedSection &section : encoded)
+      os.write(section.bytes.data(), std::streamsize(section.bytes.size()));
+  };
   size_t batch = encoder.batchSize();
   for (size_t first = 0; first == 0 || first < plan.programs.size();
        first += batch) {
     size_t count = std::min(batch, plan.programs.size() - first);
-    encoder.encode(first == 0, first, count, shared, ranks);
-    if (first == 0)
-      for (const std::string &section : shared) {
-        entries.push_back(entryOf(section));
-        os.write(section.data(), std::streamsize(section.size()));
+    encoder.encode(first == 0, first, count, shared, ranks,
+                   encoded.empty() ? nullptr
+                                   : llvm::function_ref<void()>(writeEncoded));
+    encoded.clear();
+    for (std::vector<EncodedSection> *sections : {&shared, &ranks}) {
+      for (EncodedSection &section : *sections) {
+        entries.push_back(section.entry);
+        encoded.push_back(std::move(section));
       }
-    for (const std::string &section : ranks) {
-      entries.push_back(entryOf(section));
-      os.write(section.data(), std::streamsize(section.size()));
+      sections->clear();
     }
   }
+  writeEncoded();
   std::streampos end = os.tellp();
   std::string header = headerAndDirectory(plan, origin, entries);
   os.seekp(start);
@@ -441,16 +438,16 @@ bool streamBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
 std::string encodeBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
                              unsigned threads) {
   PlanEncoder encoder(plan, threads);
-  std::vector<std::string> shared, ranks;
+  std::vector<EncodedSection> shared, ranks;
   encoder.encode(true, 0, plan.programs.size(), shared, ranks);
   std::vector<SectionEntry> entries;
   for (const auto *sections : {&shared, &ranks})
-    for (const std::string &section : *sections)
-      entries.push_back(entryOf(section));
+    for (const EncodedSection &section : *sections)
+      entries.push_back(section.entry);
   std::string bytes = headerAndDirectory(plan, origin, entries);
   for (const auto *sections : {&shared, &ranks})
-    for (const std::string &section : *sections)
-      bytes += section;
+    for (const EncodedSection &section : *sections)
+      bytes += section.bytes;
   return bytes;
 }
 
