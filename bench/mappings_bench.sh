@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Times `aoa-compile --emit=mappings` on the DeepSeek-V3-sized conversion
+# Times `aoa-compile --emit=mappings` (and --emit=mappings-count) on the DeepSeek-V3-sized conversion
 # (TP8 x EP8 -> TP4 x EP16, fused FFN statements for every layer and expert),
 # with the baselines of bench/RESULTS.md measured in the same run. Usage:
 #   bash bench/mappings_bench.sh [BUILD_DIR] [OUT_DIR]
@@ -26,6 +26,8 @@ for run in 1 2 3; do
     "$compile" "$config" --src "$out_dir/src.json" --dst "$out_dir/dst.json" --emit=mappings \
     -o "$out_dir/mappings.json" --time-passes 2> "$out_dir/time-passes.txt" || { cat "$out_dir/time-passes.txt"; exit 1; }
   tail -1 "$out_dir/time-passes.txt"
+  /usr/bin/time -f "--emit=mappings-count (answers counted, not formatted): %e s, peak RSS %M KiB" \
+    "$compile" "$config" --src "$out_dir/src.json" --dst "$out_dir/dst.json" --emit=mappings-count
   /usr/bin/time -f "cp of the mappings file: %e s" cp "$out_dir/mappings.json" "$out_dir/mappings.copy.json"
   rm -f "$out_dir/mappings.copy.json"
 done

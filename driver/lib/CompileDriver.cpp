@@ -95,8 +95,11 @@ bool checkMetadataFlags(const CompileOptions &options,
             "checkpoint directory)");
     return false;
   }
-  if (!options.queriesPath.empty() && options.emit != EmitKind::Mappings) {
-    diags.error(SourceLocation{}, "--queries only applies to --emit=mappings");
+  if (!options.queriesPath.empty() && options.emit != EmitKind::Mappings &&
+      options.emit != EmitKind::MappingsCount) {
+    diags.error(SourceLocation{},
+                "--queries only applies to --emit=mappings and "
+                "--emit=mappings-count");
     return false;
   }
   bool derivedLayout =
@@ -146,6 +149,7 @@ PipelineStage stageFor(EmitKind emit) {
   case EmitKind::Ir:
     return PipelineStage::Ops;
   case EmitKind::Mappings:
+  case EmitKind::MappingsCount:
     return PipelineStage::ShardSources;
   default:
     return PipelineStage::Plan;
@@ -397,6 +401,14 @@ bool runPasses(const CompileOptions &options, Program program,
   instrumentation.printAfter = options.printAfter;
   instrumentation.printAfterAll = options.printAfterAll;
   instrumentation.timeReport = timeReport;
+  if (options.emit == EmitKind::MappingsCount) {
+    // The pass counts what it answers; nothing is formatted.
+    if (!pm.run(state, instrumentation, err))
+      return false;
+    text << "{\"targets\": " << state.answeredQueries
+         << ", \"entries\": " << state.answeredEntries << "}\n";
+    return true;
+  }
   if (stage == PipelineStage::ShardSources) {
     // Answers stream into the output as they are found. Pass dumps go to
     // stderr so that the output stays one JSON document.

@@ -44,6 +44,10 @@ static cl::opt<aoa::EmitKind> emit(
                           "Paddle's find_shard_sources answer for every "
                           "destination shard or --queries target, as JSON "
                           "(needs --src)"),
+               clEnumValN(aoa::EmitKind::MappingsCount, "mappings-count",
+                          "how many targets and entries --emit=mappings "
+                          "would write, as one JSON line, without writing "
+                          "them (needs --src)"),
                clEnumValN(aoa::EmitKind::Plan, "plan",
                           "the transfer program, binary (docs/plan-format.md; "
                           "needs --src; without --dst it writes the derived "

@@ -25,6 +25,7 @@ enum class EmitKind {
   Expanded,
   Ir,
   Mappings,
+  MappingsCount,
   Plan,
   PlanText
 };
