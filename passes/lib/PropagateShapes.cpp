@@ -30,6 +30,12 @@ public:
       : state_(state), df_(state.dataflow) {}
 
   void run() {
+    // Sized once: a large model's ops name hundreds of thousands of values,
+    // and growing the table rehashes every node again at each doubling.
+    size_t results = 0;
+    for (const Op &op : state_.ops)
+      results += op.results.size();
+    df_.values.reserve(results);
     for (size_t i = 0; i < state_.ops.size(); ++i)
       runOp(i, state_.ops[i]);
   }

@@ -87,47 +87,90 @@ private:
            t.destinationRegion.rank() != 0;
   }
 
+  /// How a large transfer is cut: along destination `axis`, `step`
+  /// elements a part, into `count` parts.
+  struct Cut {
+    size_t axis;
+    int64_t step;
+    int64_t count;
+  };
+  Cut cut(const Transfer &t, int64_t limit) const {
+    int64_t bytes = std::max(bytesOf(t.sourceRegion, sourceType(t)),
+                             bytesOf(t.destinationRegion, destinationType(t)));
+    size_t axis = 0;
+    while (axis + 1 < t.destinationRegion.rank() &&
+           t.destinationRegion.dim(axis).size() == 1)
+      ++axis;
+    int64_t size = t.destinationRegion.dim(axis).size();
+    int64_t perUnit = bytes / size;
+    int64_t step = std::max<int64_t>(1, limit / std::max<int64_t>(perUnit, 1));
+    return {axis, step, (size + step - 1) / step};
+  }
+
   std::vector<Transfer> cutLarge(std::vector<Transfer> transfers) {
     int64_t limit = std::max<int64_t>(plan_.memoryBudget / 4, 1);
-    if (std::none_of(transfers.begin(), transfers.end(),
-                     [&](const Transfer &t) { return isLarge(t, limit); }))
+    // The parts are counted first, so that the transfers are cut in place
+    // when their vector has room (a conversion cuts a few of millions), or
+    // else copied once into a vector of the right size: a copy, or a vector
+    // that outgrew its reserve, held the compile's peak memory.
+    size_t parts = 0;
+    for (const Transfer &t : transfers)
+      parts += isLarge(t, limit) ? cut(t, limit).count : 1;
+    if (parts == transfers.size())
       return transfers;
+    if (transfers.capacity() >= parts) {
+      // In place, from the back: each transfer (or its parts) moves to its
+      // final position, which is never before its own.
+      size_t n = transfers.size();
+      transfers.resize(parts);
+      size_t next = parts;
+      for (size_t i = n; i-- > 0;) {
+        Transfer &t = transfers[i];
+        if (!isLarge(t, limit)) {
+          if (--next != i)
+            transfers[next] = std::move(t);
+          continue;
+        }
+        Cut how = cut(t, limit);
+        Transfer whole = std::move(t);
+        next -= size_t(how.count);
+        for (int64_t k = 0; k < how.count; ++k)
+          transfers[next + size_t(k)] = partOf(whole, how, k);
+      }
+      return transfers;
+    }
     std::vector<Transfer> out;
-    out.reserve(transfers.size());
+    out.reserve(parts);
     for (Transfer &t : transfers) {
       if (!isLarge(t, limit)) {
         out.push_back(std::move(t));
         continue;
       }
-      int64_t bytes =
-          std::max(bytesOf(t.sourceRegion, sourceType(t)),
-                   bytesOf(t.destinationRegion, destinationType(t)));
-      size_t axis = 0;
-      while (axis + 1 < t.destinationRegion.rank() &&
-             t.destinationRegion.dim(axis).size() == 1)
-        ++axis;
-      const Interval &along = t.destinationRegion.dim(axis);
-      int64_t perUnit = bytes / along.size();
-      int64_t step = std::max<int64_t>(1, limit / std::max<int64_t>(perUnit, 1));
-      Permutation p =
-          plan::composedPermutation(steps(t), t.sourceRegion.rank());
-      for (int64_t begin = along.begin; begin < along.end; begin += step) {
-        int64_t end = std::min(along.end, begin + step);
-        Transfer part = t;
-        llvm::SmallVector<Interval, 4> dst(t.destinationRegion.dims().begin(),
-                                           t.destinationRegion.dims().end());
-        llvm::SmallVector<Interval, 4> src(t.sourceRegion.dims().begin(),
-                                           t.sourceRegion.dims().end());
-        dst[axis] = {begin, end};
-        int64_t sourceBegin =
-            t.sourceRegion.dim(p[axis]).begin + (begin - along.begin);
-        src[p[axis]] = {sourceBegin, sourceBegin + (end - begin)};
-        part.destinationRegion = Box(dst);
-        part.sourceRegion = Box(src);
-        out.push_back(part);
-      }
+      Cut how = cut(t, limit);
+      for (int64_t k = 0; k < how.count; ++k)
+        out.push_back(partOf(t, how, k));
     }
     return out;
+  }
+
+  /// Part `k` of transfer `t` cut as `how` says.
+  Transfer partOf(const Transfer &t, const Cut &how, int64_t k) const {
+    const Interval &along = t.destinationRegion.dim(how.axis);
+    int64_t begin = along.begin + k * how.step;
+    int64_t end = std::min(along.end, begin + how.step);
+    Permutation p = plan::composedPermutation(steps(t), t.sourceRegion.rank());
+    Transfer part = t;
+    llvm::SmallVector<Interval, 4> dst(t.destinationRegion.dims().begin(),
+                                       t.destinationRegion.dims().end());
+    llvm::SmallVector<Interval, 4> src(t.sourceRegion.dims().begin(),
+                                       t.sourceRegion.dims().end());
+    dst[how.axis] = {begin, end};
+    int64_t sourceBegin =
+        t.sourceRegion.dim(p[how.axis]).begin + (begin - along.begin);
+    src[p[how.axis]] = {sourceBegin, sourceBegin + (end - begin)};
+    part.destinationRegion = Box(dst);
+    part.sourceRegion = Box(src);
+    return part;
   }
 
   /// Merges consecutive transfers that continue each other: same tensors,
@@ -399,16 +442,20 @@ private:
       lists[ranks.second].exchange.push_back(std::move(recv));
     }
     for (auto &[rank, list] : lists) {
-      std::vector<Instruction> &out =
-          plan_.programs[rank].rounds[r].instructions;
+      plan::Round &round = plan_.programs[rank].rounds[r];
+      std::vector<Instruction> &out = round.instructions;
       // Copies before writes keeps each write next to nothing it waits on.
       std::stable_partition(list.tail.begin(), list.tail.end(),
                             [](const Instruction &i) {
                               return i.opcode == Opcode::Copy;
                             });
+      // Exactly sized: the plan holds millions of instructions, and vectors
+      // grown by doubling would hold up to twice the memory.
+      out.reserve(list.reads.size() + list.exchange.size() + list.tail.size());
       for (auto *part : {&list.reads, &list.exchange, &list.tail})
         out.insert(out.end(), std::make_move_iterator(part->begin()),
                    std::make_move_iterator(part->end()));
+      round.buffers.shrink_to_fit();
     }
   }
 

@@ -106,9 +106,9 @@ static cl::opt<std::string> maxShardSize(
 
 static cl::opt<std::string> queriesPath(
     "queries",
-    cl::desc("With --emit=mappings: answer the targets of <file> "
-             "({\"queries\": [{key, global_offset, local_shape, global_shape, "
-             "dtype}]}) instead of every destination shard; a target may be "
+    cl::desc("With --emit=mappings (or mappings-count): answer the targets "
+             "of <file> ({\"queries\": [{key, global_offset, local_shape, "
+             "global_shape, dtype}]}) instead of every destination shard; a target may be "
              "an optimizer state of a destination key (KEY.moment1_0, KEY.w_0, "
              "...)"),
     cl::value_desc("file"), cl::cat(category));
