@@ -108,9 +108,9 @@ static cl::opt<std::string> queriesPath(
     "queries",
     cl::desc("With --emit=mappings (or mappings-count): answer the targets "
              "of <file> ({\"queries\": [{key, global_offset, local_shape, "
-             "global_shape, dtype}]}) instead of every destination shard; a target may be "
-             "an optimizer state of a destination key (KEY.moment1_0, KEY.w_0, "
-             "...)"),
+             "global_shape, dtype}]}) instead of every destination shard; a "
+             "target may be an optimizer state of a destination key "
+             "(KEY.moment1_0, KEY.w_0, ...)"),
     cl::value_desc("file"), cl::cat(category));
 
 static cl::opt<std::string> memoryBudget(
