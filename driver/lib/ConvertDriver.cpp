@@ -70,6 +70,11 @@ int runConvertCommand(const ConvertCommand &command, std::ostream &out,
   compile.toHuggingFace = command.toHuggingFace;
   compile.maxShardSize = command.maxShardSize;
   compile.memoryBudget = command.memoryBudget;
+  // One process on one host sees every source file: each rank reads the
+  // pieces it writes, so the local backend copies every untransformed piece
+  // file to file and counts no buffer for it (a plan whose pieces pass
+  // between ranks would count each rank's buffers, ranks x the budget).
+  compile.sharedSource = true;
   compile.emit = EmitKind::Plan;
   std::ostringstream planText, sourceMetadata, summary;
   compile.sourceMetadataOutput = &sourceMetadata;
