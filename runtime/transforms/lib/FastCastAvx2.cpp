@@ -1,0 +1,261 @@
+//===- FastCastAvx2.cpp - AVX2 and F16C cast kernels ----------------------===//
+//
+// The kernels of FastCastAvx2.h. The file is compiled for baseline x86-64
+// like the rest of the project; only the functions between the target
+// pragmas below are compiled for AVX2 and F16C, and they are reached only
+// through castWhole, which FastCast.h calls where isAvailable(). Every
+// conversion below is exact or rounds as the element conversion does (the
+// comments say why), so the results are its bits.
+//
+//===----------------------------------------------------------------------===//
+#include "FastCastAvx2.h"
+
+#include "aoa/runtime/transforms/StridedCopyElement.h"
+
+#include <cstdint>
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define AOA_FASTCAST_AVX2 1
+#include <immintrin.h>
+#endif
+
+namespace aoa::runtime::fastcast::avx2 {
+
+bool isAvailable() {
+#if defined(AOA_FASTCAST_AVX2)
+  // Checks the operating system's support of the 256-bit state as well.
+  static const bool available = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  }();
+  return available;
+#else
+  return false;
+#endif
+}
+
+#if defined(AOA_FASTCAST_AVX2)
+namespace {
+
+#pragma GCC push_options
+#pragma GCC target("avx2,f16c")
+
+inline __m256i splat(int32_t value) { return _mm256_set1_epi32(value); }
+
+inline __m128i load128(const std::byte *at) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i *>(at));
+}
+inline __m128i load64(const std::byte *at) {
+  return _mm_loadl_epi64(reinterpret_cast<const __m128i *>(at));
+}
+
+/// Eight float32 lanes of bits to bfloat16 in their low halves, as
+/// floatToBFloat16: rounded to nearest even, a NaN keeps its top bits and
+/// becomes quiet.
+inline __m256i roundedToBFloat16(__m256i bits) {
+  __m256i high = _mm256_srli_epi32(bits, 16);
+  __m256i lsb = _mm256_and_si256(high, splat(1));
+  __m256i rounded = _mm256_srli_epi32(
+      _mm256_add_epi32(_mm256_add_epi32(bits, splat(0x7FFF)), lsb), 16);
+  __m256i isNaN = _mm256_cmpgt_epi32(_mm256_and_si256(bits, splat(0x7FFFFFFF)),
+                                     splat(0x7F800000));
+  __m256i nan = _mm256_or_si256(high, splat(0x0040));
+  return _mm256_blendv_epi8(rounded, nan, isNaN);
+}
+
+/// Eight float32 lanes of bits to float16, rounded to nearest even (F16C
+/// rounds to subnormals, zero and infinity as IEEE 754 does, and so does
+/// floatToHalf); a NaN keeps its top payload bits and becomes quiet.
+inline __m128i roundedToHalf(__m256i bits) {
+  return _mm256_cvtps_ph(_mm256_castsi256_ps(bits),
+                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+/// Two vectors of eight 16-bit results held in 32-bit lanes (below 2^16)
+/// as one vector of sixteen, in order.
+inline __m256i packed(__m256i low, __m256i high) {
+  // The pack works within 128-bit halves: its quarters are low[0:4],
+  // high[0:4], low[4:8], high[4:8].
+  return _mm256_permute4x64_epi64(_mm256_packus_epi32(low, high),
+                                  _MM_SHUFFLE(3, 1, 2, 0));
+}
+
+/// float8_e4m3fn in the low bytes of 16-bit lanes (`wide`) as bfloat16
+/// (`To` BF16) or float16 (F16) bits, exact, in 16-bit lanes throughout
+/// (F16C's float16 subnormal operands, where e4m3fn's subnormals land,
+/// measured slow, and float32 lanes take twice the instructions): a normal
+/// value's exponent and mantissa move up and are rebiased; the seven
+/// subnormal ones (mantissa m, m * 2^-9) are looked up, each 16-bit lane
+/// indexing its low byte with m and its high byte with m + 8; the NaN
+/// (S.1111.111) is float8E4M3ToFloat's 0x7FF00000 narrowed (bfloat16
+/// 0x7FF0, float16 0x7F80 as floatToHalf gives); the sign moves up.
+template <DType To> inline __m256i float8E4M3ToSixteenBit(__m256i wide) {
+  constexpr bool toBF16 = To == DType::BF16;
+  __m256i magnitude = _mm256_and_si256(wide, _mm256_set1_epi16(0x7F));
+  __m256i sign = _mm256_slli_epi16(_mm256_xor_si256(wide, magnitude), 8);
+  __m256i normal = _mm256_add_epi16(
+      _mm256_slli_epi16(magnitude, toBF16 ? 4 : 7),
+      _mm256_set1_epi16(toBF16 ? (127 - 7) << 7 : (15 - 7) << 10));
+  // The results for m = 0..7: low bytes, then high bytes.
+  __m256i table =
+      toBF16
+          ? _mm256_setr_epi8(0, 0, char(0x80), char(0xC0), 0, 0x20, 0x40, 0x60,
+                             0, 0x3B, 0x3B, 0x3B, 0x3C, 0x3C, 0x3C, 0x3C, 0, 0,
+                             char(0x80), char(0xC0), 0, 0x20, 0x40, 0x60, 0,
+                             0x3B, 0x3B, 0x3B, 0x3C, 0x3C, 0x3C, 0x3C)
+          : _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0x18, 0x1C, 0x1E, 0x20,
+                             0x21, 0x22, 0x23, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x18,
+                             0x1C, 0x1E, 0x20, 0x21, 0x22, 0x23);
+  __m256i low = _mm256_and_si256(magnitude, _mm256_set1_epi16(0x07));
+  __m256i index = _mm256_or_si256(
+      low, _mm256_slli_epi16(_mm256_or_si256(low, _mm256_set1_epi16(8)), 8));
+  __m256i subnormal = _mm256_shuffle_epi8(table, index);
+  __m256i bits = _mm256_blendv_epi8(
+      normal, subnormal, _mm256_cmpgt_epi16(_mm256_set1_epi16(8), magnitude));
+  bits = _mm256_blendv_epi8(
+      bits, _mm256_set1_epi16(toBF16 ? 0x7FF0 : 0x7F80),
+      _mm256_cmpeq_epi16(magnitude, _mm256_set1_epi16(0x7F)));
+  return _mm256_or_si256(bits, sign);
+}
+
+/// Eight 8-bit integers or bools (the low bytes of `bytes`) as float32
+/// bits, exact; a bool is 1 where its byte is nonzero.
+template <DType From> inline __m256i byteIntegerToFloat(__m128i bytes) {
+  if constexpr (From == DType::Bool) {
+    __m256i isZero =
+        _mm256_cmpeq_epi32(_mm256_cvtepu8_epi32(bytes), _mm256_setzero_si256());
+    return _mm256_andnot_si256(isZero, splat(0x3F800000)); // 1.0f
+  } else if constexpr (From == DType::I8) {
+    return _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes)));
+  } else {
+    static_assert(From == DType::U8, "an 8-bit integer or bool");
+    return _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes)));
+  }
+}
+
+/// Eight elements of an 8-bit source at `src` but float8_e4m3fn as
+/// float32 bits, exact. float8_e5m2 is a float16's top byte, converted by
+/// F16C (its NaNs become quiet with their payload on top, as
+/// halfToFloat's).
+template <DType From> inline __m256i byteToFloat(const std::byte *src) {
+  if constexpr (From == DType::F8E5M2)
+    return _mm256_castps_si256(
+        _mm256_cvtph_ps(_mm_slli_epi16(_mm_cvtepu8_epi16(load64(src)), 8)));
+  else
+    return byteIntegerToFloat<From>(load64(src));
+}
+
+/// The 32 bytes of results of stepOf(From, To) elements at `src` (not
+/// float8_e4m3fn -> float32, which castSteps does).
+template <DType From, DType To>
+inline __m256i convertStep(const std::byte *src) {
+  if constexpr (From == DType::F16 && To == DType::F32) {
+    // Exact, subnormals included; a NaN becomes quiet with its payload on
+    // top, as halfToFloat's.
+    return _mm256_castps_si256(_mm256_cvtph_ps(load128(src)));
+  } else if constexpr (From == DType::F16 && To == DType::BF16) {
+    // floatToBFloat16(halfToFloat(x)), the element conversion.
+    __m256i low = _mm256_castps_si256(_mm256_cvtph_ps(load128(src)));
+    __m256i high = _mm256_castps_si256(_mm256_cvtph_ps(load128(src + 16)));
+    return packed(roundedToBFloat16(low), roundedToBFloat16(high));
+  } else if constexpr (From == DType::BF16 && To == DType::F16) {
+    // floatToHalf of the bfloat16's float32 (roundedToHalf).
+    return _mm256_set_m128i(roundedToHalf(_mm256_slli_epi32(
+                                _mm256_cvtepu16_epi32(load128(src + 16)), 16)),
+                            roundedToHalf(_mm256_slli_epi32(
+                                _mm256_cvtepu16_epi32(load128(src)), 16)));
+  } else if constexpr (To == DType::F32 && From != DType::F8E4M3) {
+    return byteToFloat<From>(src);
+  } else if constexpr (From == DType::F8E4M3) {
+    return float8E4M3ToSixteenBit<To>(_mm256_cvtepu8_epi16(load128(src)));
+  } else if constexpr (To == DType::BF16) {
+    // Every value of an 8-bit source is exact in bfloat16 (at most 3
+    // mantissa bits, or 8 bits of integer): the float32's top half, a NaN
+    // already quiet.
+    return packed(_mm256_srli_epi32(byteToFloat<From>(src), 16),
+                  _mm256_srli_epi32(byteToFloat<From>(src + 8), 16));
+  } else {
+    static_assert(From == DType::F8E5M2 && To == DType::F16, "no AVX2 kernel");
+    // A float16's top byte: exact, but a NaN becomes quiet (floatToHalf).
+    __m256i half = _mm256_slli_epi16(_mm256_cvtepu8_epi16(load128(src)), 8);
+    __m256i isNaN =
+        _mm256_cmpgt_epi16(_mm256_and_si256(half, _mm256_set1_epi16(0x7FFF)),
+                           _mm256_set1_epi16(0x7C00));
+    return _mm256_or_si256(half,
+                           _mm256_and_si256(isNaN, _mm256_set1_epi16(0x0200)));
+  }
+}
+
+template <bool Streaming> inline void put(std::byte *at, __m256i value) {
+  if constexpr (Streaming)
+    _mm256_stream_si256(reinterpret_cast<__m256i *>(at), value);
+  else
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(at), value);
+}
+
+template <DType From, DType To, bool Streaming>
+size_t castSteps(const std::byte *src, std::byte *dst, size_t count) {
+  constexpr size_t step = stepOf(From, To);
+  constexpr size_t srcSize = sizeof(typename ElementStorage<From>::type);
+  constexpr size_t dstSize = sizeof(typename ElementStorage<To>::type);
+  size_t whole = count - count % step;
+  for (size_t i = 0; i < whole; i += step) {
+    const std::byte *from = src + i * srcSize;
+    std::byte *to = dst + i * dstSize;
+    if constexpr (From == DType::F8E4M3 && To == DType::F32) {
+      // Sixteen elements: their bfloat16s moved up 16 bits.
+      __m256i bfloat16 = float8E4M3ToSixteenBit<DType::BF16>(
+          _mm256_cvtepu8_epi16(load128(from)));
+      __m256i zero = _mm256_setzero_si256();
+      __m256i first = _mm256_unpacklo_epi16(zero, bfloat16);  // 0-3, 8-11
+      __m256i second = _mm256_unpackhi_epi16(zero, bfloat16); // 4-7, 12-15
+      put<Streaming>(to, _mm256_permute2x128_si256(first, second, 0x20));
+      put<Streaming>(to + 32, _mm256_permute2x128_si256(first, second, 0x31));
+    } else {
+      put<Streaming>(to, convertStep<From, To>(from));
+    }
+  }
+  return whole;
+}
+
+#pragma GCC pop_options
+
+} // namespace
+#endif
+
+template <DType From, DType To>
+size_t castWhole(const std::byte *src, std::byte *dst, size_t count,
+                 bool streaming) {
+  static_assert(hasKernel(From, To), "no AVX2 kernel for this cast");
+#if defined(AOA_FASTCAST_AVX2)
+  return streaming ? castSteps<From, To, true>(src, dst, count)
+                   : castSteps<From, To, false>(src, dst, count);
+#else
+  (void)src, (void)dst, (void)count, (void)streaming;
+  return 0;
+#endif
+}
+
+template size_t castWhole<DType::F16, DType::F32>(const std::byte *,
+                                                  std::byte *, size_t, bool);
+template size_t castWhole<DType::F16, DType::BF16>(const std::byte *,
+                                                   std::byte *, size_t, bool);
+template size_t castWhole<DType::BF16, DType::F16>(const std::byte *,
+                                                   std::byte *, size_t, bool);
+#define AOA_CAST_WHOLE(FROM)                                                   \
+  template size_t castWhole<DType::FROM, DType::F32>(                          \
+      const std::byte *, std::byte *, size_t, bool);                           \
+  template size_t castWhole<DType::FROM, DType::BF16>(                         \
+      const std::byte *, std::byte *, size_t, bool);
+AOA_CAST_WHOLE(F8E4M3)
+AOA_CAST_WHOLE(F8E5M2)
+AOA_CAST_WHOLE(I8)
+AOA_CAST_WHOLE(U8)
+AOA_CAST_WHOLE(Bool)
+#undef AOA_CAST_WHOLE
+template size_t castWhole<DType::F8E4M3, DType::F16>(const std::byte *,
+                                                     std::byte *, size_t, bool);
+template size_t castWhole<DType::F8E5M2, DType::F16>(const std::byte *,
+                                                     std::byte *, size_t, bool);
+
+} // namespace aoa::runtime::fastcast::avx2

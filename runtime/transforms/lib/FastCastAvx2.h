@@ -1,0 +1,62 @@
+//===- FastCastAvx2.h - AVX2 and F16C cast kernels --------------*- C++ -*-===//
+//
+// Private to the runtime library (FastCast.h). The casts that the SSE2
+// kernels leave below half a memcpy's bandwidth, in AVX2 and F16C, chosen at
+// run time: the project builds for baseline x86-64, so only the functions of
+// FastCastAvx2.cpp use the wider instructions, and castRun calls them where
+// isAvailable() says this CPU has them; elsewhere the SSE2 kernels run.
+// F16C converts float16 to float32 exactly, subnormals included, which is
+// what SSE2 spends most of its time on; the FP8 formats and 8-bit integers
+// reach float32 through it or through AVX2's widening moves. Each kernel
+// gives exactly the bits of the element conversion (CastElement), as the
+// SSE2 kernels do (FastCastAvx2Test.cpp compares both with it on every
+// source pattern).
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_RUNTIME_TRANSFORMS_LIB_FASTCASTAVX2_H
+#define AOA_RUNTIME_TRANSFORMS_LIB_FASTCASTAVX2_H
+
+#include "aoa/ir/DType.h"
+
+#include <cstddef>
+
+namespace aoa::runtime::fastcast::avx2 {
+
+/// Whether this CPU (and its operating system) runs AVX2 and F16C code;
+/// detected once, on first use.
+bool isAvailable();
+
+/// Whether castWhole converts `from` to `to`: float16 to float32 and
+/// bfloat16, bfloat16 to float16, float8_e4m3fn and float8_e5m2 to
+/// float32, bfloat16 and float16, and int8, uint8 and bool to float32 and
+/// bfloat16 (none of them can fail).
+constexpr bool hasKernel(DType from, DType to) {
+  bool fromFloat8 = from == DType::F8E4M3 || from == DType::F8E5M2;
+  bool fromByteInteger =
+      from == DType::I8 || from == DType::U8 || from == DType::Bool;
+  return (from == DType::F16 && (to == DType::F32 || to == DType::BF16)) ||
+         (from == DType::BF16 && to == DType::F16) ||
+         (fromFloat8 &&
+          (to == DType::F32 || to == DType::BF16 || to == DType::F16)) ||
+         (fromByteInteger && (to == DType::F32 || to == DType::BF16));
+}
+
+/// Elements castWhole converts a step: 32 bytes of results, 64 from
+/// float8_e4m3fn to float32.
+constexpr size_t stepOf(DType from, DType to) {
+  return to == DType::F32 && from != DType::F8E4M3 ? 8 : 16;
+}
+
+/// Converts the first count - count % stepOf(From, To) elements of `From` at
+/// `src` to `To` at `dst` (hasKernel(From, To)) and returns how many; only
+/// where isAvailable(). With `streaming`, `dst` is 32-byte aligned and
+/// written with streaming stores (the caller fences). Each step reads its
+/// elements before it writes, so a cast between equal sizes may work in
+/// place.
+template <DType From, DType To>
+size_t castWhole(const std::byte *src, std::byte *dst, size_t count,
+                 bool streaming);
+
+} // namespace aoa::runtime::fastcast::avx2
+
+#endif // AOA_RUNTIME_TRANSFORMS_LIB_FASTCASTAVX2_H
