@@ -12,7 +12,9 @@
 
 #include "aoa/runtime/transforms/StridedCopyElement.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define AOA_FASTCAST_AVX2 1
@@ -193,6 +195,161 @@ template <bool Streaming> inline void put(std::byte *at, __m256i value) {
     _mm256_storeu_si256(reinterpret_cast<__m256i *>(at), value);
 }
 
+inline __m256i splat16(int value) { return _mm256_set1_epi16(int16_t(value)); }
+
+/// Rounds away the low `Shift` bits of 16-bit lanes to nearest even.
+template <int Shift> inline __m256i roundedShift16(__m256i rebiased) {
+  __m256i lsb =
+      _mm256_and_si256(_mm256_srli_epi16(rebiased, Shift), splat16(1));
+  return _mm256_srli_epi16(_mm256_add_epi16(_mm256_add_epi16(rebiased, lsb),
+                                            splat16((1 << (Shift - 1)) - 1)),
+                           Shift);
+}
+
+/// subnormalByAddition on eight float32 lanes that hold no float32
+/// subnormal (which would take the slow microcode path): |value| + `magic`
+/// rounds to the target's subnormal step.
+inline __m256i roundedByAddition(__m256i magnitude, float magic) {
+  __m256 sum =
+      _mm256_add_ps(_mm256_castsi256_ps(magnitude), _mm256_set1_ps(magic));
+  uint32_t magicBits;
+  std::memcpy(&magicBits, &magic, sizeof(magicBits));
+  return _mm256_sub_epi32(_mm256_castps_si256(sum), splat(int32_t(magicBits)));
+}
+
+/// The magnitudes (as source bit patterns) between which, exclusive, a
+/// float16 or bfloat16 has a subnormal result in an 8-bit float: above the
+/// largest that rounds to zero, below the smallest normal result (SSE2's
+/// narrowSixteenBit's, FastCastSse2.h).
+template <DType From, DType To> constexpr int16_t largestZeroOf() {
+  if constexpr (From == DType::BF16)
+    return To == DType::F8E4M3 ? 0x3A80 : 0x3700;
+  else
+    return To == DType::F8E4M3 ? 0x1400 : 0;
+}
+template <DType From, DType To> constexpr int16_t smallestNormalOf() {
+  if constexpr (From == DType::BF16)
+    return To == DType::F8E4M3 ? 0x3C80 : 0x3880;
+  else
+    return To == DType::F8E4M3 ? 0x2400 : 0;
+}
+
+/// The subnormal results (without the sign) for sixteen 16-bit source
+/// magnitudes, through float32 as SSE2's subnormalLanes: a bfloat16 is its
+/// float32's top half, raised to the largest magnitude that rounds to zero
+/// where below it (the same result, 0, and never a float32 subnormal); a
+/// float16 is rebiased as if normal (a float16 subnormal rounds to 0 in
+/// e4m3fn; e5m2 needs no subnormal lanes from float16); the unpacks and the
+/// pack keep the lanes' order.
+template <DType From, DType To>
+inline __m256i subnormalLanes16(__m256i magnitude) {
+  __m256i zero = _mm256_setzero_si256();
+  __m256i low, high;
+  if constexpr (From == DType::BF16) {
+    magnitude = _mm256_max_epi16(magnitude, splat16(largestZeroOf<From, To>()));
+    low = _mm256_unpacklo_epi16(zero, magnitude);
+    high = _mm256_unpackhi_epi16(zero, magnitude);
+  } else {
+    low = _mm256_add_epi32(
+        _mm256_slli_epi32(_mm256_unpacklo_epi16(magnitude, zero), 13),
+        splat((127 - 15) << 23));
+    high = _mm256_add_epi32(
+        _mm256_slli_epi32(_mm256_unpackhi_epi16(magnitude, zero), 13),
+        splat((127 - 15) << 23));
+  }
+  constexpr float magic = To == DType::F8E4M3 ? 0x1p14f : 0x1p7f;
+  return _mm256_packs_epi32(roundedByAddition(low, magic),
+                            roundedByAddition(high, magic));
+}
+
+/// Sixteen float16s or bfloat16s at `src` as float8_e4m3fn or float8_e5m2
+/// in 16-bit lanes, with or without the subnormal results: SSE2's
+/// narrowSixteenBit (whose comments say why each step gives the element
+/// conversion's bits), sixteen lanes an instruction.
+template <DType From, DType To, bool Subnormals>
+inline __m256i narrowedToFloat8(const std::byte *src) {
+  constexpr bool fromBF16 = From == DType::BF16;
+  constexpr int16_t largestZero = largestZeroOf<From, To>();
+  constexpr int16_t smallestNormal = smallestNormalOf<From, To>();
+  __m256i value = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src));
+  __m256i magnitude = _mm256_and_si256(value, splat16(0x7FFF));
+  __m256i sign = _mm256_andnot_si256(magnitude, value);
+  __m256i result;
+  if constexpr (To == DType::F8E4M3) {
+    // From 480 up (Inf and NaN too) the rounding gives 0x7F or more, NaN
+    // (as it gives 0x7F past 464); no 16-bit sum overflows.
+    constexpr int shift = fromBF16 ? 4 : 7;
+    __m256i normal = roundedShift16<shift>(_mm256_sub_epi16(
+        magnitude, splat16(fromBF16 ? (127 - 7) << 7 : 8 << 10)));
+    result = _mm256_min_epu16(normal, splat16(0x7F));
+  } else {
+    __m256i isNaN =
+        _mm256_cmpgt_epi16(magnitude, splat16(fromBF16 ? 0x7F80 : 0x7C00));
+    __m256i rebiased =
+        fromBF16 ? _mm256_sub_epi16(magnitude, splat16((127 - 15) << 7))
+                 : magnitude;
+    constexpr int shift = fromBF16 ? 5 : 8;
+    __m256i normal = roundedShift16<shift>(rebiased);
+    // Overflow gives Inf (0x7C), NaN 0x7F.
+    result = _mm256_or_si256(_mm256_min_epi16(normal, splat16(0x7C)),
+                             _mm256_and_si256(isNaN, splat16(0x03)));
+  }
+  if constexpr (smallestNormal > 0 && Subnormals) {
+    // The subnormal rounding also gives 0 to the magnitudes below.
+    result = _mm256_blendv_epi8(
+        result, subnormalLanes16<From, To>(magnitude),
+        _mm256_cmpgt_epi16(splat16(smallestNormal), magnitude));
+  } else if constexpr (largestZero > 0) {
+    result = _mm256_andnot_si256(
+        _mm256_cmpgt_epi16(splat16(largestZero + 1), magnitude), result);
+  }
+  return _mm256_or_si256(result, _mm256_srli_epi16(sign, 8));
+}
+
+/// Narrows the first count - count % 32 float16s or bfloat16s at `src` to
+/// float8_e4m3fn or float8_e5m2; returns how many. As SSE2's
+/// narrowSixteenBit, one branch per chunk of 64 elements on whether any
+/// lane of it has a subnormal result.
+template <DType From, DType To, bool Streaming>
+size_t narrowSteps(const std::byte *src, std::byte *dst, size_t count) {
+  constexpr int16_t largestZero = largestZeroOf<From, To>();
+  constexpr int16_t smallestNormal = smallestNormalOf<From, To>();
+  constexpr size_t kChunk = 64;
+  size_t whole = count - count % 32;
+  for (size_t i = 0; i < whole;) {
+    size_t end = std::min(i + kChunk, whole);
+    bool subnormals = false;
+    if constexpr (smallestNormal > 0) {
+      __m256i seen = _mm256_setzero_si256();
+      for (size_t k = i; k < end; k += 16) {
+        __m256i magnitude = _mm256_and_si256(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 2 * k)),
+            splat16(0x7FFF));
+        seen = _mm256_or_si256(
+            seen, _mm256_and_si256(
+                      _mm256_cmpgt_epi16(magnitude, splat16(largestZero)),
+                      _mm256_cmpgt_epi16(splat16(smallestNormal), magnitude)));
+      }
+      subnormals = !_mm256_testz_si256(seen, seen);
+    }
+    for (; i < end; i += 32) {
+      __m256i first, second;
+      if (subnormals) {
+        first = narrowedToFloat8<From, To, true>(src + 2 * i);
+        second = narrowedToFloat8<From, To, true>(src + 2 * i + 32);
+      } else {
+        first = narrowedToFloat8<From, To, false>(src + 2 * i);
+        second = narrowedToFloat8<From, To, false>(src + 2 * i + 32);
+      }
+      // Results 0..255; the pack works within 128-bit halves.
+      put<Streaming>(
+          dst + i, _mm256_permute4x64_epi64(_mm256_packus_epi16(first, second),
+                                            _MM_SHUFFLE(3, 1, 2, 0)));
+    }
+  }
+  return whole;
+}
+
 template <DType From, DType To, bool Streaming>
 size_t castSteps(const std::byte *src, std::byte *dst, size_t count) {
   constexpr size_t step = stepOf(From, To);
@@ -228,8 +385,12 @@ size_t castWhole(const std::byte *src, std::byte *dst, size_t count,
                  bool streaming) {
   static_assert(hasKernel(From, To), "no AVX2 kernel for this cast");
 #if defined(AOA_FASTCAST_AVX2)
-  return streaming ? castSteps<From, To, true>(src, dst, count)
-                   : castSteps<From, To, false>(src, dst, count);
+  if constexpr (To == DType::F8E4M3 || To == DType::F8E5M2)
+    return streaming ? narrowSteps<From, To, true>(src, dst, count)
+                     : narrowSteps<From, To, false>(src, dst, count);
+  else
+    return streaming ? castSteps<From, To, true>(src, dst, count)
+                     : castSteps<From, To, false>(src, dst, count);
 #else
   (void)src, (void)dst, (void)count, (void)streaming;
   return 0;
@@ -252,6 +413,14 @@ AOA_CAST_WHOLE(F8E5M2)
 AOA_CAST_WHOLE(I8)
 AOA_CAST_WHOLE(U8)
 AOA_CAST_WHOLE(Bool)
+#undef AOA_CAST_WHOLE
+#define AOA_CAST_WHOLE(FROM)                                                   \
+  template size_t castWhole<DType::FROM, DType::F8E4M3>(                       \
+      const std::byte *, std::byte *, size_t, bool);                           \
+  template size_t castWhole<DType::FROM, DType::F8E5M2>(                       \
+      const std::byte *, std::byte *, size_t, bool);
+AOA_CAST_WHOLE(F16)
+AOA_CAST_WHOLE(BF16)
 #undef AOA_CAST_WHOLE
 template size_t castWhole<DType::F8E4M3, DType::F16>(const std::byte *,
                                                      std::byte *, size_t, bool);

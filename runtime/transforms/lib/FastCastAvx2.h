@@ -27,15 +27,17 @@ namespace aoa::runtime::fastcast::avx2 {
 bool isAvailable();
 
 /// Whether castWhole converts `from` to `to`: float16 to float32 and
-/// bfloat16, bfloat16 to float16, float8_e4m3fn and float8_e5m2 to
-/// float32, bfloat16 and float16, and int8, uint8 and bool to float32 and
-/// bfloat16 (none of them can fail).
+/// bfloat16, bfloat16 to float16, float16 and bfloat16 to float8_e4m3fn
+/// and float8_e5m2, those two to float32, bfloat16 and float16, and int8,
+/// uint8 and bool to float32 and bfloat16 (none of them can fail).
 constexpr bool hasKernel(DType from, DType to) {
   bool fromFloat8 = from == DType::F8E4M3 || from == DType::F8E5M2;
+  bool toFloat8 = to == DType::F8E4M3 || to == DType::F8E5M2;
   bool fromByteInteger =
       from == DType::I8 || from == DType::U8 || from == DType::Bool;
   return (from == DType::F16 && (to == DType::F32 || to == DType::BF16)) ||
          (from == DType::BF16 && to == DType::F16) ||
+         ((from == DType::F16 || from == DType::BF16) && toFloat8) ||
          (fromFloat8 &&
           (to == DType::F32 || to == DType::BF16 || to == DType::F16)) ||
          (fromByteInteger && (to == DType::F32 || to == DType::BF16));
@@ -44,6 +46,8 @@ constexpr bool hasKernel(DType from, DType to) {
 /// Elements castWhole converts a step: 32 bytes of results, 64 from
 /// float8_e4m3fn to float32.
 constexpr size_t stepOf(DType from, DType to) {
+  if (to == DType::F8E4M3 || to == DType::F8E5M2)
+    return 32;
   return to == DType::F32 && from != DType::F8E4M3 ? 8 : 16;
 }
 

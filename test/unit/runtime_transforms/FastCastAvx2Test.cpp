@@ -6,7 +6,7 @@
 // run both through castRunWith, and the AVX2 steps alone through
 // avx2::castWhole, on every bit pattern of each source the AVX2 kernels
 // take (all 256 or 65,536), at every lane position of a step (the patterns
-// shifted by 0 to 16 elements), with tails, into destinations aligned and
+// shifted by 0 to 32 elements), with tails, into destinations aligned and
 // misaligned, streamed and not, and in place; and compare their results
 // with the element conversion (CastElement) byte for byte. The AVX2 tests
 // are skipped on a CPU without AVX2 and F16C.
@@ -70,8 +70,8 @@ std::string firstMismatch(const unsigned char *in, const unsigned char *out,
 }
 
 /// castRunWith(`kernels`) of every pattern of `From` (four times for an
-/// 8-bit source), after 0 to 16 leading elements (every lane position of a
-/// step; the counts leave tails of 0 to 16 elements), into a destination
+/// 8-bit source), after 0 to 32 leading elements (every lane position of a
+/// step; the counts leave tails of 0 to 32 elements), into a destination
 /// at a 32-byte boundary, one element past it, or one byte past it (no
 /// streaming), streamed (partOfLargeCopy) and not; and in place for equal
 /// sizes.
@@ -80,7 +80,7 @@ template <DType From, DType To> void expectEveryPatternMatches(CastKernels k) {
   using Dst = typename ElementStorage<To>::type;
   std::vector<unsigned char> patterns =
       everyPattern(sizeof(Src), sizeof(Src) == 1 ? 4 : 1);
-  for (size_t lead = 0; lead <= 16; ++lead) {
+  for (size_t lead = 0; lead <= 32; ++lead) {
     std::vector<unsigned char> in(lead * sizeof(Src), 0x3C);
     in.insert(in.end(), patterns.begin(), patterns.end());
     size_t count = in.size() / sizeof(Src);
@@ -120,6 +120,10 @@ void expectEveryCastMatches(CastKernels kernels) {
   expectEveryPatternMatches<DType::F16, DType::F32>(kernels);
   expectEveryPatternMatches<DType::F16, DType::BF16>(kernels);
   expectEveryPatternMatches<DType::BF16, DType::F16>(kernels);
+  expectEveryPatternMatches<DType::F16, DType::F8E4M3>(kernels);
+  expectEveryPatternMatches<DType::F16, DType::F8E5M2>(kernels);
+  expectEveryPatternMatches<DType::BF16, DType::F8E4M3>(kernels);
+  expectEveryPatternMatches<DType::BF16, DType::F8E5M2>(kernels);
   expectEveryPatternMatches<DType::F8E4M3, DType::F32>(kernels);
   expectEveryPatternMatches<DType::F8E4M3, DType::BF16>(kernels);
   expectEveryPatternMatches<DType::F8E4M3, DType::F16>(kernels);
@@ -141,7 +145,7 @@ template <DType From, DType To> void expectWholeStepsMatch() {
   using Dst = typename ElementStorage<To>::type;
   constexpr size_t step = fastcast::avx2::stepOf(From, To);
   std::vector<unsigned char> patterns = everyPattern(sizeof(Src), 1);
-  for (size_t lead = 0; lead <= 16; ++lead) {
+  for (size_t lead = 0; lead <= 32; ++lead) {
     SCOPED_TRACE("lead " + std::to_string(lead));
     std::vector<unsigned char> in(lead * sizeof(Src), 0x41);
     in.insert(in.end(), patterns.begin(), patterns.end());
@@ -172,6 +176,10 @@ TEST(FastCastAvx2, Avx2StepsAloneMatchTheElementConversion) {
   expectWholeStepsMatch<DType::F16, DType::F32>();
   expectWholeStepsMatch<DType::F16, DType::BF16>();
   expectWholeStepsMatch<DType::BF16, DType::F16>();
+  expectWholeStepsMatch<DType::F16, DType::F8E4M3>();
+  expectWholeStepsMatch<DType::F16, DType::F8E5M2>();
+  expectWholeStepsMatch<DType::BF16, DType::F8E4M3>();
+  expectWholeStepsMatch<DType::BF16, DType::F8E5M2>();
   expectWholeStepsMatch<DType::F8E4M3, DType::F32>();
   expectWholeStepsMatch<DType::F8E4M3, DType::BF16>();
   expectWholeStepsMatch<DType::F8E4M3, DType::F16>();
