@@ -43,6 +43,7 @@ namespace {
 #pragma GCC target("avx2,f16c")
 
 inline __m256i splat(int32_t value) { return _mm256_set1_epi32(value); }
+inline __m256i splat8(int value) { return _mm256_set1_epi8(char(value)); }
 
 inline __m128i load128(const std::byte *at) {
   return _mm_loadu_si128(reinterpret_cast<const __m128i *>(at));
@@ -82,42 +83,54 @@ inline __m256i packed(__m256i low, __m256i high) {
                                   _MM_SHUFFLE(3, 1, 2, 0));
 }
 
-/// float8_e4m3fn in the low bytes of 16-bit lanes (`wide`) as bfloat16
-/// (`To` BF16) or float16 (F16) bits, exact, in 16-bit lanes throughout
-/// (F16C's float16 subnormal operands, where e4m3fn's subnormals land,
-/// measured slow, and float32 lanes take twice the instructions): a normal
-/// value's exponent and mantissa move up and are rebiased; the seven
-/// subnormal ones (mantissa m, m * 2^-9) are looked up, each 16-bit lane
-/// indexing its low byte with m and its high byte with m + 8; the NaN
-/// (S.1111.111) is float8E4M3ToFloat's 0x7FF00000 narrowed (bfloat16
-/// 0x7FF0, float16 0x7F80 as floatToHalf gives); the sign moves up.
-template <DType To> inline __m256i float8E4M3ToSixteenBit(__m256i wide) {
+/// Thirty-two float8_e4m3fn bytes as the low (`low`) and high (`high`)
+/// bytes of their bfloat16 (`To` BF16) or float16 (F16) bits, exact, in
+/// byte lanes (thirty-two an instruction; F16C would meet e4m3fn's
+/// subnormals as float16 subnormal operands, which measured slow): a normal
+/// value's exponent and mantissa move up and are rebiased, which splits
+/// into a shift for each byte (the 16-bit shifts' bits from the other byte
+/// masked off) and an addition to the high one; the seven subnormal ones
+/// (mantissa m, m * 2^-9) are looked up by m; the NaN (S.1111.111), which
+/// the normal rule gives as 480, becomes float8E4M3ToFloat's 0x7FF00000
+/// narrowed (bfloat16 0x7FF0, float16 0x7F80 as floatToHalf gives) by
+/// setting the high byte's missing exponent bits.
+template <DType To>
+inline void float8E4M3ToHalves(__m256i bytes, __m256i &low, __m256i &high) {
   constexpr bool toBF16 = To == DType::BF16;
-  __m256i magnitude = _mm256_and_si256(wide, _mm256_set1_epi16(0x7F));
-  __m256i sign = _mm256_slli_epi16(_mm256_xor_si256(wide, magnitude), 8);
-  __m256i normal = _mm256_add_epi16(
-      _mm256_slli_epi16(magnitude, toBF16 ? 4 : 7),
-      _mm256_set1_epi16(toBF16 ? (127 - 7) << 7 : (15 - 7) << 10));
-  // The results for m = 0..7: low bytes, then high bytes.
-  __m256i table =
-      toBF16
-          ? _mm256_setr_epi8(0, 0, char(0x80), char(0xC0), 0, 0x20, 0x40, 0x60,
-                             0, 0x3B, 0x3B, 0x3B, 0x3C, 0x3C, 0x3C, 0x3C, 0, 0,
-                             char(0x80), char(0xC0), 0, 0x20, 0x40, 0x60, 0,
-                             0x3B, 0x3B, 0x3B, 0x3C, 0x3C, 0x3C, 0x3C)
-          : _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0x18, 0x1C, 0x1E, 0x20,
-                             0x21, 0x22, 0x23, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x18,
-                             0x1C, 0x1E, 0x20, 0x21, 0x22, 0x23);
-  __m256i low = _mm256_and_si256(magnitude, _mm256_set1_epi16(0x07));
-  __m256i index = _mm256_or_si256(
-      low, _mm256_slli_epi16(_mm256_or_si256(low, _mm256_set1_epi16(8)), 8));
-  __m256i subnormal = _mm256_shuffle_epi8(table, index);
-  __m256i bits = _mm256_blendv_epi8(
-      normal, subnormal, _mm256_cmpgt_epi16(_mm256_set1_epi16(8), magnitude));
-  bits = _mm256_blendv_epi8(
-      bits, _mm256_set1_epi16(toBF16 ? 0x7FF0 : 0x7F80),
-      _mm256_cmpeq_epi16(magnitude, _mm256_set1_epi16(0x7F)));
-  return _mm256_or_si256(bits, sign);
+  __m256i magnitude = _mm256_and_si256(bytes, splat8(0x7F));
+  __m256i sign = _mm256_xor_si256(bytes, magnitude);
+  // bfloat16: (m << 4) + (120 << 7); float16: (m << 7) + (8 << 10).
+  low = _mm256_and_si256(_mm256_slli_epi16(bytes, toBF16 ? 4 : 7),
+                         splat8(toBF16 ? 0xF0 : 0x80));
+  high =
+      _mm256_add_epi8(_mm256_and_si256(_mm256_srli_epi16(bytes, toBF16 ? 4 : 1),
+                                       splat8(toBF16 ? 0x07 : 0x3F)),
+                      splat8(toBF16 ? 0x3C : 0x20));
+  // The subnormal results' bytes for m = 0..7 (each 128-bit half).
+  __m256i subnormalLow =
+      toBF16 ? _mm256_setr_epi8(0, 0, char(0x80), char(0xC0), 0, 0x20, 0x40,
+                                0x60, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, char(0x80),
+                                char(0xC0), 0, 0x20, 0x40, 0x60, 0, 0, 0, 0, 0,
+                                0, 0, 0)
+             : _mm256_setzero_si256();
+  __m256i subnormalHigh =
+      toBF16 ? _mm256_setr_epi8(0, 0x3B, 0x3B, 0x3B, 0x3C, 0x3C, 0x3C, 0x3C, 0,
+                                0, 0, 0, 0, 0, 0, 0, 0, 0x3B, 0x3B, 0x3B, 0x3C,
+                                0x3C, 0x3C, 0x3C, 0, 0, 0, 0, 0, 0, 0, 0)
+             : _mm256_setr_epi8(0, 0x18, 0x1C, 0x1E, 0x20, 0x21, 0x22, 0x23, 0,
+                                0, 0, 0, 0, 0, 0, 0, 0, 0x18, 0x1C, 0x1E, 0x20,
+                                0x21, 0x22, 0x23, 0, 0, 0, 0, 0, 0, 0, 0);
+  __m256i isSubnormal = _mm256_cmpgt_epi8(splat8(8), magnitude);
+  if constexpr (toBF16)
+    low = _mm256_blendv_epi8(low, _mm256_shuffle_epi8(subnormalLow, magnitude),
+                             isSubnormal);
+  else
+    low = _mm256_andnot_si256(isSubnormal, low); // their low bytes are 0
+  high = _mm256_blendv_epi8(high, _mm256_shuffle_epi8(subnormalHigh, magnitude),
+                            isSubnormal);
+  __m256i isNaN = _mm256_cmpeq_epi8(magnitude, splat8(0x7F));
+  high = _mm256_or_si256(_mm256_or_si256(high, sign),
+                         _mm256_and_si256(isNaN, splat8(toBF16 ? 0x3C : 0x20)));
 }
 
 /// Eight 8-bit integers or bools (the low bytes of `bytes`) as float32
@@ -148,7 +161,7 @@ template <DType From> inline __m256i byteToFloat(const std::byte *src) {
 }
 
 /// The 32 bytes of results of stepOf(From, To) elements at `src` (not
-/// float8_e4m3fn -> float32, which castSteps does).
+/// from float8_e4m3fn, whose steps are float8E4M3Step).
 template <DType From, DType To>
 inline __m256i convertStep(const std::byte *src) {
   if constexpr (From == DType::F16 && To == DType::F32) {
@@ -166,10 +179,8 @@ inline __m256i convertStep(const std::byte *src) {
                                 _mm256_cvtepu16_epi32(load128(src + 16)), 16)),
                             roundedToHalf(_mm256_slli_epi32(
                                 _mm256_cvtepu16_epi32(load128(src)), 16)));
-  } else if constexpr (To == DType::F32 && From != DType::F8E4M3) {
+  } else if constexpr (To == DType::F32) {
     return byteToFloat<From>(src);
-  } else if constexpr (From == DType::F8E4M3) {
-    return float8E4M3ToSixteenBit<To>(_mm256_cvtepu8_epi16(load128(src)));
   } else if constexpr (To == DType::BF16) {
     // Every value of an 8-bit source is exact in bfloat16 (at most 3
     // mantissa bits, or 8 bits of integer): the float32's top half, a NaN
@@ -350,6 +361,38 @@ size_t narrowSteps(const std::byte *src, std::byte *dst, size_t count) {
   return whole;
 }
 
+/// Thirty-two float8_e4m3fn at `src` as bfloat16, float16 or float32 at
+/// `dst` (float8E4M3ToHalves; a float32 is its bfloat16 moved up 16
+/// bits). The source is permuted first so that the unpacks within 128-bit
+/// halves leave the results in order.
+template <DType To, bool Streaming>
+inline void float8E4M3Step(const std::byte *src, std::byte *dst) {
+  __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src));
+  __m256i low, high;
+  if constexpr (To == DType::F32) {
+    // Four-byte groups g0..g7 as g0 g2 g4 g6 | g1 g3 g5 g7: the byte
+    // unpacks give elements 0-3 8-11 | 4-7 12-15 (and 16-19 24-27 | 20-23
+    // 28-31), the 16-bit ones then 0-7, 8-15, 16-23, 24-31.
+    bytes = _mm256_permutevar8x32_epi32(
+        bytes, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+    float8E4M3ToHalves<DType::BF16>(bytes, low, high);
+    __m256i first = _mm256_unpacklo_epi8(low, high);
+    __m256i second = _mm256_unpackhi_epi8(low, high);
+    __m256i zero = _mm256_setzero_si256();
+    put<Streaming>(dst, _mm256_unpacklo_epi16(zero, first));
+    put<Streaming>(dst + 32, _mm256_unpackhi_epi16(zero, first));
+    put<Streaming>(dst + 64, _mm256_unpacklo_epi16(zero, second));
+    put<Streaming>(dst + 96, _mm256_unpackhi_epi16(zero, second));
+  } else {
+    // Eight-byte groups q0..q3 as q0 q2 | q1 q3: the byte unpacks give
+    // elements 0-7 | 8-15 and 16-23 | 24-31.
+    bytes = _mm256_permute4x64_epi64(bytes, _MM_SHUFFLE(3, 1, 2, 0));
+    float8E4M3ToHalves<To>(bytes, low, high);
+    put<Streaming>(dst, _mm256_unpacklo_epi8(low, high));
+    put<Streaming>(dst + 32, _mm256_unpackhi_epi8(low, high));
+  }
+}
+
 template <DType From, DType To, bool Streaming>
 size_t castSteps(const std::byte *src, std::byte *dst, size_t count) {
   constexpr size_t step = stepOf(From, To);
@@ -359,15 +402,8 @@ size_t castSteps(const std::byte *src, std::byte *dst, size_t count) {
   for (size_t i = 0; i < whole; i += step) {
     const std::byte *from = src + i * srcSize;
     std::byte *to = dst + i * dstSize;
-    if constexpr (From == DType::F8E4M3 && To == DType::F32) {
-      // Sixteen elements: their bfloat16s moved up 16 bits.
-      __m256i bfloat16 = float8E4M3ToSixteenBit<DType::BF16>(
-          _mm256_cvtepu8_epi16(load128(from)));
-      __m256i zero = _mm256_setzero_si256();
-      __m256i first = _mm256_unpacklo_epi16(zero, bfloat16);  // 0-3, 8-11
-      __m256i second = _mm256_unpackhi_epi16(zero, bfloat16); // 4-7, 12-15
-      put<Streaming>(to, _mm256_permute2x128_si256(first, second, 0x20));
-      put<Streaming>(to + 32, _mm256_permute2x128_si256(first, second, 0x31));
+    if constexpr (From == DType::F8E4M3) {
+      float8E4M3Step<To, Streaming>(from, to);
     } else {
       put<Streaming>(to, convertStep<From, To>(from));
     }

@@ -43,10 +43,10 @@ constexpr bool hasKernel(DType from, DType to) {
          (fromByteInteger && (to == DType::F32 || to == DType::BF16));
 }
 
-/// Elements castWhole converts a step: 32 bytes of results, 64 from
-/// float8_e4m3fn to float32.
+/// Elements castWhole converts a step: 32 bytes of results, or 32
+/// elements from float8_e4m3fn.
 constexpr size_t stepOf(DType from, DType to) {
-  if (to == DType::F8E4M3 || to == DType::F8E5M2)
+  if (to == DType::F8E4M3 || to == DType::F8E5M2 || from == DType::F8E4M3)
     return 32;
   return to == DType::F32 && from != DType::F8E4M3 ? 8 : 16;
 }
