@@ -432,8 +432,9 @@ uint64_t castRunWith(CastKernels kernels, const std::byte *src, std::byte *dst,
 template <DType From, DType To>
 uint64_t castRun(const std::byte *src, std::byte *dst, size_t count,
                  bool partOfLargeCopy = false) {
-  return castRunWith<From, To>(availableKernels(), src, dst, count,
-                               partOfLargeCopy);
+  CastKernels kernels =
+      avx2::hasKernel(From, To) ? availableKernels() : CastKernels::Sse2;
+  return castRunWith<From, To>(kernels, src, dst, count, partOfLargeCopy);
 }
 
 } // namespace aoa::runtime::fastcast

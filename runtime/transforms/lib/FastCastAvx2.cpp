@@ -16,25 +16,11 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define AOA_FASTCAST_AVX2 1
+#if defined(AOA_FASTCAST_AVX2)
 #include <immintrin.h>
 #endif
 
 namespace aoa::runtime::fastcast::avx2 {
-
-bool isAvailable() {
-#if defined(AOA_FASTCAST_AVX2)
-  // Checks the operating system's support of the 256-bit state as well.
-  static const bool available = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-  }();
-  return available;
-#else
-  return false;
-#endif
-}
 
 #if defined(AOA_FASTCAST_AVX2)
 namespace {

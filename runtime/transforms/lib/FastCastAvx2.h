@@ -20,11 +20,27 @@
 
 #include <cstddef>
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define AOA_FASTCAST_AVX2 1
+#endif
+
 namespace aoa::runtime::fastcast::avx2 {
 
-/// Whether this CPU (and its operating system) runs AVX2 and F16C code;
-/// detected once, on first use.
-bool isAvailable();
+/// Whether this CPU (and its operating system: the check covers the
+/// 256-bit register state) runs AVX2 and F16C code; detected once, on first
+/// use (a function-local static, thread-safe and never changed), then a
+/// load and a predicted branch for each cast run.
+inline bool isAvailable() {
+#if defined(AOA_FASTCAST_AVX2)
+  static const bool available = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  }();
+  return available;
+#else
+  return false;
+#endif
+}
 
 /// Whether castWhole converts `from` to `to`: float16 to float32 and
 /// bfloat16, bfloat16 to float16, float16 and bfloat16 to float8_e4m3fn
