@@ -18,8 +18,9 @@
 //    float32 runs as two loops over a block held in a small stack buffer;
 //    float64 reaches float32 and the FP8 formats through float32 as well;
 //  - where the CPU has AVX2 and F16C (checked once, at run time), the casts
-//    from float16, FP8 and 8-bit integers and bfloat16 -> float16 run the
-//    kernels of FastCastAvx2.h instead, with the same results.
+//    from float16, FP8 and 8-bit integers to the 16- and 32-bit floats,
+//    and from float16 and bfloat16 to FP8 and each other, run the kernels
+//    of FastCastAvx2.h instead, with the same results.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_RUNTIME_TRANSFORMS_LIB_FASTCAST_H
@@ -294,8 +295,9 @@ template <DType From, DType To>
 uint64_t castBlock(const std::byte *from, std::byte *to, size_t length,
                    std::byte *buffer, CastKernels kernels) {
   if constexpr (avx2::hasKernel(From, To)) {
-    // Its whole steps; the rest (fewer than a step) below. These casts
-    // cannot fail.
+    // Its whole steps; the rest (fewer than a step) below.
+    static_assert(!CastElement<From, To>::kChecked,
+                  "the AVX2 kernels report no failures");
     if (kernels == CastKernels::Avx2F16c) {
       size_t done = avx2::castWhole<From, To>(from, to, length, false);
       from += done * sizeof(typename ElementStorage<From>::type);
@@ -334,7 +336,8 @@ uint64_t castBlock(const std::byte *from, std::byte *to, size_t length,
 /// streaming stores: through a second buffer, or by the widenings from
 /// float16, bfloat16 and FP8 and the 16-bit lanes of bfloat16 <-> float16
 /// straight from their registers (float16 -> float32 went from 0.40x to
-/// 0.53x a memcpy, the 16-bit lanes gained 10-15%). A block is read whole
+/// 0.53x a memcpy, the 16-bit lanes gained 10-15%), as are the results of
+/// the AVX2 kernels (32-byte aligned). A block is read whole
 /// before it is written, so a cast between equal sizes may work in place.
 /// Returns the index of the first element without a result (a checked
 /// integer cast, whose elements without one become 0), or kNoCastFailure.

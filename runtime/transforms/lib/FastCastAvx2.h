@@ -1,13 +1,16 @@
 //===- FastCastAvx2.h - AVX2 and F16C cast kernels --------------*- C++ -*-===//
 //
 // Private to the runtime library (FastCast.h). The casts that the SSE2
-// kernels leave below half a memcpy's bandwidth, in AVX2 and F16C, chosen at
-// run time: the project builds for baseline x86-64, so only the functions of
-// FastCastAvx2.cpp use the wider instructions, and castRun calls them where
-// isAvailable() says this CPU has them; elsewhere the SSE2 kernels run.
-// F16C converts float16 to float32 exactly, subnormals included, which is
-// what SSE2 spends most of its time on; the FP8 formats and 8-bit integers
-// reach float32 through it or through AVX2's widening moves. Each kernel
+// kernels left at or below half a memcpy's bandwidth, in AVX2 and F16C,
+// chosen at run time: the project builds for baseline x86-64, so only the
+// functions of FastCastAvx2.cpp use the wider instructions, and castRun
+// calls them where isAvailable() says this CPU has them; elsewhere the SSE2
+// kernels run. F16C converts float16 to float32 exactly, subnormals
+// included, which is what SSE2 spends most of its time on, and float32 to
+// float16 rounded as floatToHalf; float8_e5m2 (a float16's top byte) and
+// 8-bit integers reach float32 through it or AVX2's widening moves,
+// float8_e4m3fn in byte lanes; float16 and bfloat16 reach the FP8 formats
+// in 16-bit lanes as in SSE2, sixteen lanes an instruction. Each kernel
 // gives exactly the bits of the element conversion (CastElement), as the
 // SSE2 kernels do (FastCastAvx2Test.cpp compares both with it on every
 // source pattern).
