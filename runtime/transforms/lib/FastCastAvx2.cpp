@@ -25,8 +25,13 @@ namespace aoa::runtime::fastcast::avx2 {
 #if defined(AOA_FASTCAST_AVX2)
 namespace {
 
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,f16c"))),             \
+                             apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,f16c")
+#endif
 
 inline __m256i splat(int32_t value) { return _mm256_set1_epi32(value); }
 inline __m256i splat8(int value) { return _mm256_set1_epi8(char(value)); }
@@ -397,7 +402,11 @@ size_t castSteps(const std::byte *src, std::byte *dst, size_t count) {
   return whole;
 }
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
 } // namespace
 #endif

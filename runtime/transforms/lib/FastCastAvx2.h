@@ -25,6 +25,7 @@
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define AOA_FASTCAST_AVX2 1
+#include <cpuid.h>
 #endif
 
 namespace aoa::runtime::fastcast::avx2 {
@@ -37,7 +38,15 @@ inline bool isAvailable() {
 #if defined(AOA_FASTCAST_AVX2)
   static const bool available = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+#if defined(__clang__)
+    // Clang 14 knows no "f16c" here: CPUID leaf 1, ECX bit 29 (its
+    // registers are the AVX ones, whose support the avx2 check covers).
+    unsigned eax, ebx, ecx, edx;
+    bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+#else
+    bool f16c = __builtin_cpu_supports("f16c");
+#endif
+    return __builtin_cpu_supports("avx2") && f16c;
   }();
   return available;
 #else
