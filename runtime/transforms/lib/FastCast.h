@@ -16,12 +16,17 @@
 //  - every cast between floats but from float64 is "widen to float32, then
 //    narrow" (CastElement's fromFloat(toFloat(x))), so a pair without
 //    float32 runs as two loops over a block held in a small stack buffer;
-//    float64 reaches float32 and the FP8 formats through float32 as well.
+//    float64 reaches float32 and the FP8 formats through float32 as well;
+//  - where the CPU has AVX2 and F16C (checked once, at run time), the casts
+//    from float16, FP8 and 8-bit integers to the 16- and 32-bit floats,
+//    and from float16 and bfloat16 to FP8 and each other, run the kernels
+//    of FastCastAvx2.h instead, with the same results.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_RUNTIME_TRANSFORMS_LIB_FASTCAST_H
 #define AOA_RUNTIME_TRANSFORMS_LIB_FASTCAST_H
 
+#include "FastCastAvx2.h"
 #include "FastCastElements.h"
 #include "FastCastIntegers.h"
 #include "FastCastSse2.h"
@@ -48,6 +53,16 @@ constexpr bool hasFastCast(DType from, DType to) {
   return (isFloatElement(from) && isFloatElement(to) && from != to &&
           (from != DType::F64 || to == DType::F32 || isFloat8Element(to))) ||
          hasIntegerCast(from, to);
+}
+
+/// Which kernels castRunWith uses: the baseline ones (SSE2), or those of
+/// FastCastAvx2.h where they have the cast (only where
+/// avx2::isAvailable()).
+enum class CastKernels { Sse2, Avx2F16c };
+
+/// The kernels of this CPU.
+inline CastKernels availableKernels() {
+  return avx2::isAvailable() ? CastKernels::Avx2F16c : CastKernels::Sse2;
 }
 
 /// `count` elements of dtype `From` at `src` as float32 at `dst`.
@@ -278,7 +293,18 @@ uint64_t castIntegerBlock(const std::byte *from, std::byte *to, size_t length,
 /// integer cast), or kNoCastFailure.
 template <DType From, DType To>
 uint64_t castBlock(const std::byte *from, std::byte *to, size_t length,
-                   std::byte *buffer) {
+                   std::byte *buffer, CastKernels kernels) {
+  if constexpr (avx2::hasKernel(From, To)) {
+    // Its whole steps; the rest (fewer than a step) below.
+    static_assert(!CastElement<From, To>::kChecked,
+                  "the AVX2 kernels report no failures");
+    if (kernels == CastKernels::Avx2F16c) {
+      size_t done = avx2::castWhole<From, To>(from, to, length, false);
+      from += done * sizeof(typename ElementStorage<From>::type);
+      to += done * sizeof(typename ElementStorage<To>::type);
+      length -= done;
+    }
+  }
   if constexpr (hasIntegerCast(From, To)) {
     return castIntegerBlock<From, To>(from, to, length, buffer);
   } else if constexpr (sizeof(typename ElementStorage<From>::type) == 1) {
@@ -310,13 +336,16 @@ uint64_t castBlock(const std::byte *from, std::byte *to, size_t length,
 /// streaming stores: through a second buffer, or by the widenings from
 /// float16, bfloat16 and FP8 and the 16-bit lanes of bfloat16 <-> float16
 /// straight from their registers (float16 -> float32 went from 0.40x to
-/// 0.53x a memcpy, the 16-bit lanes gained 10-15%). A block is read whole
+/// 0.53x a memcpy, the 16-bit lanes gained 10-15%), as are the results of
+/// the AVX2 kernels (32-byte aligned). A block is read whole
 /// before it is written, so a cast between equal sizes may work in place.
 /// Returns the index of the first element without a result (a checked
 /// integer cast, whose elements without one become 0), or kNoCastFailure.
+/// `kernels` picks the SSE2 kernels or the AVX2 ones (castRun: this CPU's;
+/// the tests run both).
 template <DType From, DType To>
-uint64_t castRun(const std::byte *src, std::byte *dst, size_t count,
-                 bool partOfLargeCopy = false) {
+uint64_t castRunWith(CastKernels kernels, const std::byte *src, std::byte *dst,
+                     size_t count, bool partOfLargeCopy = false) {
   static_assert(hasFastCast(From, To), "no vector path for this cast");
   using Src = typename ElementStorage<From>::type;
   using Dst = typename ElementStorage<To>::type;
@@ -336,9 +365,13 @@ uint64_t castRun(const std::byte *src, std::byte *dst, size_t count,
   uintptr_t address = reinterpret_cast<uintptr_t>(dst);
   if ((partOfLargeCopy || count * sizeof(Dst) >= kStreamingBytes) &&
       address % sizeof(Dst) == 0) {
-    // Elements up to the first 16-byte boundary go the normal way.
-    start = std::min(count, ((16 - address % 16) % 16) / sizeof(Dst));
-    record(0, castBlock<From, To>(src, dst, start, buffer));
+    // Elements up to the first 16-byte boundary (32 for the 256-bit
+    // stores of the AVX2 kernels) go the normal way.
+    size_t alignment =
+        avx2::hasKernel(From, To) && kernels == CastKernels::Avx2F16c ? 32 : 16;
+    start = std::min(count, ((alignment - address % alignment) % alignment) /
+                                sizeof(Dst));
+    record(0, castBlock<From, To>(src, dst, start, buffer, kernels));
     streaming = true;
   }
 #endif
@@ -349,6 +382,16 @@ uint64_t castRun(const std::byte *src, std::byte *dst, size_t count,
     if ((count - start) * sizeof(Src) > kPrefetchDistance + kBlockBytes)
       prefetchSource(from + kPrefetchDistance, kBlockBytes);
     if (streaming) {
+      if constexpr (avx2::hasKernel(From, To)) {
+        if (kernels == CastKernels::Avx2F16c) {
+          size_t done = avx2::castWhole<From, To>(from, to, length, true);
+          record(start + done,
+                 castBlock<From, To>(from + done * sizeof(Src),
+                                     to + done * sizeof(Dst), length - done,
+                                     buffer, kernels));
+          continue;
+        }
+      }
 #if defined(__SSE2__)
       // Widenings streamed as they are made: they are as fast as the
       // stores, and a pass through `output` would cost a load and a store
@@ -357,7 +400,7 @@ uint64_t castRun(const std::byte *src, std::byte *dst, size_t count,
                     To == DType::F32) {
         size_t done = sse2::widenToFloat<From, true>(from, to, length);
         castBlock<From, To>(from + done * sizeof(Src), to + done * sizeof(Dst),
-                            length - done, buffer);
+                            length - done, buffer, kernels);
         continue;
       } else if constexpr (isFloat8Element(From) &&
                            (sizeof(Dst) == 2 || sizeof(Dst) == 4)) {
@@ -371,14 +414,14 @@ uint64_t castRun(const std::byte *src, std::byte *dst, size_t count,
                            sizeof(Dst) == 2) {
         size_t done = sse2::narrowSixteenBit<From, To, true>(from, to, length);
         castBlock<From, To>(from + done * sizeof(Src), to + done * sizeof(Dst),
-                            length - done, buffer);
+                            length - done, buffer, kernels);
         continue;
       }
 #endif
-      record(start, castBlock<From, To>(from, output, length, buffer));
+      record(start, castBlock<From, To>(from, output, length, buffer, kernels));
       streamOut(output, to, length * sizeof(Dst));
     } else {
-      record(start, castBlock<From, To>(from, to, length, buffer));
+      record(start, castBlock<From, To>(from, to, length, buffer, kernels));
     }
   }
 #if defined(__SSE2__)
@@ -386,6 +429,15 @@ uint64_t castRun(const std::byte *src, std::byte *dst, size_t count,
     _mm_sfence(); // streaming stores are weakly ordered
 #endif
   return failure;
+}
+
+/// castRunWith this CPU's kernels.
+template <DType From, DType To>
+uint64_t castRun(const std::byte *src, std::byte *dst, size_t count,
+                 bool partOfLargeCopy = false) {
+  CastKernels kernels =
+      avx2::hasKernel(From, To) ? availableKernels() : CastKernels::Sse2;
+  return castRunWith<From, To>(kernels, src, dst, count, partOfLargeCopy);
 }
 
 } // namespace aoa::runtime::fastcast

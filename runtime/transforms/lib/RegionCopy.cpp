@@ -99,7 +99,8 @@ void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src, std::byte *dst,
     // blocks (TransposeTile.h), through a tile buffer and streaming stores
     // into a large destination; the others element by element.
     constexpr bool blocks = kBlockTranspose<Op>;
-    constexpr int64_t tile = blocks ? kBlockTile<Op> : kTile;
+    constexpr int64_t rowTile = blocks ? kBlockTileRows<Op> : kTile;
+    constexpr int64_t columnTile = blocks ? kBlockTileColumns<Op> : kTile;
     bool streaming = false;
     if constexpr (blocks) {
       int64_t volume = 1;
@@ -110,17 +111,17 @@ void runCopy(llvm::ArrayRef<CopyDim> dims, const std::byte *src, std::byte *dst,
     std::conditional_t<blocks, TileBuffers<Op>, char> buffers;
     (void)buffers;
     forEachOuterIndex(rest, [&](int64_t s, int64_t d) {
-      for (int64_t r0 = 0; r0 < rows.extent; r0 += tile) {
-        int64_t r1 = std::min(r0 + tile, rows.extent);
-        for (int64_t c0 = 0; c0 < inner.extent; c0 += tile) {
-          int64_t c1 = std::min(c0 + tile, inner.extent);
+      for (int64_t r0 = 0; r0 < rows.extent; r0 += rowTile) {
+        int64_t r1 = std::min(r0 + rowTile, rows.extent);
+        for (int64_t c0 = 0; c0 < inner.extent; c0 += columnTile) {
+          int64_t c1 = std::min(c0 + columnTile, inner.extent);
           if constexpr (blocks) {
             // The next tile's source lines, while this one is moved.
             const std::byte *rowsStart = src + (s + r0) * srcSize;
             int64_t columnBytes = inner.srcStride * srcSize;
             prefetchTile(rowsStart + c1 * columnBytes, columnBytes,
                          (r1 - r0) * srcSize,
-                         std::min(c1 + tile, inner.extent) - c1);
+                         std::min(c1 + columnTile, inner.extent) - c1);
             if (moveTile<Op>(rowsStart + c0 * columnBytes, inner.srcStride,
                              dst + (d + r0 * rows.dstStride + c0) * dstSize,
                              rows.dstStride, r1 - r0, c1 - c0, streaming,
