@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <xxhash.h>
 
 namespace aoa {
@@ -36,6 +37,26 @@ std::string hexText(uint64_t value) {
 
 uint64_t checksum(const void *data, size_t size) {
   return XXH3_64bits(data, size);
+}
+
+StreamingChecksum::StreamingChecksum() : state_(XXH3_createState()) {
+  if (!state_)
+    throw std::bad_alloc();
+  XXH3_64bits_reset(state_.get());
+}
+
+StreamingChecksum::~StreamingChecksum() = default;
+
+void StreamingChecksum::FreeState::operator()(XXH3_state_s *state) const {
+  XXH3_freeState(state);
+}
+
+void StreamingChecksum::update(std::string_view bytes) {
+  XXH3_64bits_update(state_.get(), bytes.data(), bytes.size());
+}
+
+uint64_t StreamingChecksum::digest() const {
+  return XXH3_64bits_digest(state_.get());
 }
 
 bool isBinaryPlan(std::string_view bytes) {

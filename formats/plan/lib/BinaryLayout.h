@@ -9,7 +9,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
+
+struct XXH3_state_s;
 
 namespace aoa {
 namespace binplan {
@@ -67,6 +71,26 @@ std::string hexText(uint64_t value);
 
 /// xxh3-64 (seed 0) of the bytes.
 uint64_t checksum(const void *data, size_t size);
+
+/// checksum() of bytes given in pieces: a section streamed into a file is
+/// never held whole.
+class StreamingChecksum {
+public:
+  StreamingChecksum();
+  ~StreamingChecksum();
+  StreamingChecksum(const StreamingChecksum &) = delete;
+  StreamingChecksum &operator=(const StreamingChecksum &) = delete;
+
+  void update(std::string_view bytes);
+  /// checksum() of every byte given so far.
+  uint64_t digest() const;
+
+private:
+  struct FreeState {
+    void operator()(XXH3_state_s *state) const;
+  };
+  std::unique_ptr<XXH3_state_s, FreeState> state_;
+};
 
 } // namespace binplan
 } // namespace aoa

@@ -1,11 +1,12 @@
 //===- BinaryPlanWriter.cpp - Plan -> binary container --------------------===//
 //
-// Sections are built into byte strings, the ranks' in batches on several
-// threads. Into a file they stream behind a header of zeros, which is
-// written over last with the directory's sizes and checksums; otherwise the
-// whole plan is built first. Everything written is a pure function of the
-// plan and origin: strings and transform lists are numbered in the order the
-// plan first mentions them, padding is zero, and the thread count changes
+// Sections stream into the output behind a header of zeros, which is
+// written over last with the directory's sizes and checksums: the ranks'
+// sections are built into byte strings in batches on several threads, the
+// tensor table a piece at a time (a pipe, which cannot seek, gets the plan
+// built whole first). Everything written is a pure function of the plan and
+// origin: strings and transform lists are numbered in the order the plan
+// first mentions them, padding is zero, and the thread count changes
 // nothing.
 //
 //===----------------------------------------------------------------------===//
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <unordered_map>
 #include <vector>
 
@@ -163,11 +165,34 @@ std::string encodeFiles(const plan::Plan &plan, StringTable &strings) {
   return w.take();
 }
 
-std::string encodeTensors(const plan::Plan &plan, StringTable &strings) {
-  // The records, then the integers they point into, written straight into
-  // one writer in two passes: the table of a large plan is hundreds of MB,
-  // so no part of it is built twice.
+/// The string ids of every stored tensor's name and key (two per tensor,
+/// sources then destinations), interned in plan order.
+std::vector<uint32_t> internTensorStrings(const plan::Plan &plan,
+                                          StringTable &strings) {
+  std::vector<uint32_t> ids;
+  ids.reserve(2 * (plan.sourceTensors.size() + plan.destinationTensors.size()));
+  for (const auto *tensors : {&plan.sourceTensors, &plan.destinationTensors})
+    for (const plan::StoredTensor &t : *tensors) {
+      ids.push_back(strings.intern(t.name));
+      ids.push_back(strings.intern(t.key));
+    }
+  return ids;
+}
+
+/// The tensor table, handed to `out` a piece at a time: the records, then
+/// the integers they point into. The table of a large plan is hundreds of
+/// MB; a piece is about a MB.
+void writeTensors(const plan::Plan &plan, const std::vector<uint32_t> &stringIds,
+                  llvm::function_ref<void(std::string_view)> out) {
+  constexpr size_t kPieceBytes = size_t(1) << 20;
   ByteWriter w;
+  w.reserve(kPieceBytes + 1024);
+  auto flushIfFull = [&] {
+    if (w.size() >= kPieceBytes) {
+      out(w.bytes());
+      w.clear();
+    }
+  };
   w.u64(plan.sourceTensors.size());
   w.u64(plan.destinationTensors.size());
   uint64_t intCount = 0;
@@ -176,11 +201,12 @@ std::string encodeTensors(const plan::Plan &plan, StringTable &strings) {
       intCount += t.globalShape.size() + 2 * t.box.rank();
   w.u64(intCount);
   intCount = 0;
+  size_t index = 0;
   for (const auto *tensors : {&plan.sourceTensors, &plan.destinationTensors})
     for (const plan::StoredTensor &t : *tensors) {
       w.u32(t.file);
-      w.u32(strings.intern(t.name));
-      w.u32(strings.intern(t.key));
+      w.u32(stringIds[2 * index]);
+      w.u32(stringIds[2 * index + 1]);
       w.u32(uint32_t(t.globalShape.size()));
       w.u8(uint8_t(t.dtype));
       w.u8((t.flat ? kTensorHasFlat : 0) | (t.data ? kTensorHasData : 0));
@@ -192,14 +218,18 @@ std::string encodeTensors(const plan::Plan &plan, StringTable &strings) {
       w.u64(t.data ? t.data->begin : 0);
       w.u64(t.data ? t.data->end : 0);
       intCount += t.globalShape.size() + 2 * t.box.rank();
+      ++index;
+      flushIfFull();
     }
   for (const auto *tensors : {&plan.sourceTensors, &plan.destinationTensors})
     for (const plan::StoredTensor &t : *tensors) {
       for (int64_t extent : t.globalShape)
         w.i64(extent);
       boxInts(w, t.box);
+      flushIfFull();
     }
-  return w.take();
+  if (w.size() > 0)
+    out(w.bytes());
 }
 
 std::string encodeLists(const plan::Plan &plan, StringTable &strings) {
@@ -219,6 +249,15 @@ std::string encodeRank(const plan::Plan &plan, const plan::RankProgram &program,
   ByteWriter scratch; ///< one shape or region at a time
   IntPool ints;
   uint64_t bufferCount = 0, instructionCount = 0, listCount = 0;
+  // Sized once: a rank of a large plan has tens of thousands of records.
+  for (const plan::Round &round : program.rounds) {
+    bufferCount += round.buffers.size();
+    instructionCount += round.instructions.size();
+  }
+  rounds.reserve(kRoundRecordSize * program.rounds.size());
+  buffers.reserve(kBufferRecordSize * bufferCount);
+  instructions.reserve(kInstructionRecordSize * instructionCount);
+  bufferCount = instructionCount = 0;
   for (const plan::Round &round : program.rounds) {
     rounds.u32(uint32_t(round.buffers.size()));
     rounds.u32(uint32_t(round.instructions.size()));
@@ -292,11 +331,61 @@ EncodedSection sealed(std::string bytes) {
   return {std::move(bytes), entry};
 }
 
-/// Encodes a plan's sections: the shared tables once, the ranks' programs
-/// in batches on a thread pool, so that a writer can stream them.
-class PlanEncoder {
+/// Writes sections into a stream one after another, each whole or in
+/// pieces, and keeps their directory entries.
+class SectionWriter {
 public:
-  PlanEncoder(const plan::Plan &plan, unsigned threads)
+  explicit SectionWriter(std::ostream &os) : os_(os) {}
+
+  void write(const EncodedSection &section) {
+    os_.write(section.bytes.data(), std::streamsize(section.bytes.size()));
+    entries_.push_back(section.entry);
+  }
+  /// A section that `produce` hands over a piece at a time.
+  void
+  stream(llvm::function_ref<void(llvm::function_ref<void(std::string_view)>)>
+             produce) {
+    StreamingChecksum sum;
+    uint64_t size = 0;
+    produce([&](std::string_view piece) {
+      os_.write(piece.data(), std::streamsize(piece.size()));
+      sum.update(piece);
+      size += piece.size();
+    });
+    entries_.push_back(SectionEntry{size, sum.digest()});
+  }
+  const std::vector<SectionEntry> &entries() const { return entries_; }
+
+private:
+  std::ostream &os_;
+  std::vector<SectionEntry> entries_;
+};
+
+/// Writes the shared sections, in section order. The strings come first in
+/// the file but are numbered by the tables after them, so the tensors'
+/// strings are interned before anything is written, and the tensor table,
+/// the largest section, is streamed.
+void writeSharedSections(const plan::Plan &plan,
+                         const TransformTable &transforms,
+                         SectionWriter &out) {
+  StringTable strings;
+  EncodedSection files = sealed(encodeFiles(plan, strings));
+  std::vector<uint32_t> tensorStrings = internTensorStrings(plan, strings);
+  EncodedSection lists = sealed(encodeLists(plan, strings));
+  out.write(sealed(strings.encode()));
+  out.write(files);
+  out.stream([&](llvm::function_ref<void(std::string_view)> piece) {
+    writeTensors(plan, tensorStrings, piece);
+  });
+  out.write(sealed(transforms.encode()));
+  out.write(lists);
+}
+
+/// Encodes the ranks' programs in batches on a thread pool, so that a
+/// writer can stream them.
+class RankEncoder {
+public:
+  RankEncoder(const plan::Plan &plan, unsigned threads)
       : plan_(plan), pool_(threads), transforms_(plan) {
     // Transform lists are numbered in the order the ranks first use them,
     // before any rank is encoded, so ranks can be encoded at once.
@@ -309,42 +398,30 @@ public:
   size_t sectionCount() const {
     return kSharedSections + plan_.programs.size();
   }
+  const TransformTable &transforms() const { return transforms_; }
   /// How many ranks to encode together: enough to keep the threads busy,
   /// few enough that their bytes stay small beside the plan.
   size_t batchSize() const { return 4 * size_t(pool_.threadCount()); }
 
-  /// The shared sections (in section order) and the ranks' sections
-  /// [firstRank, firstRank + count), encoded at once; `alongside`, if
-  /// given, runs as one more task (a writer of the previous batch).
-  void encode(bool shared, size_t firstRank, size_t count,
-              std::vector<EncodedSection> &sharedOut,
+  /// The ranks' sections [firstRank, firstRank + count), encoded at once;
+  /// `alongside`, if given, runs as one more task (the writer of what came
+  /// before).
+  void encode(size_t firstRank, size_t count,
               std::vector<EncodedSection> &ranksOut,
               llvm::function_ref<void()> alongside = nullptr) {
     ranksOut.assign(count, EncodedSection());
-    if (shared)
-      sharedOut.assign(kSharedSections, EncodedSection());
     size_t extra = alongside ? 1 : 0;
-    size_t tasks = extra + count + (shared ? 1 : 0);
-    runtime::Status encoded = pool_.parallelFor(tasks, [&](size_t task) {
-      if (task < extra) {
-        alongside();
-        return runtime::Status();
-      }
-      task -= extra;
-      if (shared && task == 0) {
-        StringTable strings;
-        sharedOut[kFiles] = sealed(encodeFiles(plan_, strings));
-        sharedOut[kTensors] = sealed(encodeTensors(plan_, strings));
-        sharedOut[kLists] = sealed(encodeLists(plan_, strings));
-        sharedOut[kStrings] = sealed(strings.encode());
-        sharedOut[kTransforms] = sealed(transforms_.encode());
-      } else {
-        size_t i = task - (shared ? 1 : 0);
-        ranksOut[i] = sealed(
-            encodeRank(plan_, plan_.programs[firstRank + i], transforms_));
-      }
-      return runtime::Status();
-    });
+    runtime::Status encoded =
+        pool_.parallelFor(extra + count, [&](size_t task) {
+          if (task < extra) {
+            alongside();
+            return runtime::Status();
+          }
+          size_t i = task - extra;
+          ranksOut[i] = sealed(
+              encodeRank(plan_, plan_.programs[firstRank + i], transforms_));
+          return runtime::Status();
+        });
     (void)encoded; // no task fails
   }
 
@@ -392,41 +469,39 @@ std::string headerAndDirectory(const plan::Plan &plan, const PlanOrigin &origin,
 }
 
 /// Streams the sections as they are encoded behind a header of zeros, then
-/// writes the header and directory over it: only two batches of ranks'
-/// bytes are held at a time, one being written while the next is encoded.
-/// `os` must be seekable.
+/// writes the header and directory over it: the shared sections are written
+/// while the first batch of ranks is encoded, each batch while the next one
+/// is, so only two batches of ranks' bytes and a piece of the tensor table
+/// are held at a time. `os` must be seekable.
 bool streamBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
                       std::ostream &os, unsigned threads) {
-  PlanEncoder encoder(plan, threads);
+  RankEncoder encoder(plan, threads);
   std::streampos start = os.tellp();
   os.write(
       std::string(headerAndDirectorySize(encoder.sectionCount()), '\0').data(),
       std::streamsize(headerAndDirectorySize(encoder.sectionCount())));
-  std::vector<SectionEntry> entries;
-  std::vector<EncodedSection> shared, ranks, encoded;
+  SectionWriter out(os);
+  std::vector<EncodedSection> ranks, encoded;
+  auto writeShared = [&] {
+    writeSharedSections(plan, encoder.transforms(), out);
+  };
   auto writeEncoded = [&] {
     for (const EncodedSection &section : encoded)
-      os.write(section.bytes.data(), std::streamsize(section.bytes.size()));
+      out.write(section);
   };
   size_t batch = encoder.batchSize();
   for (size_t first = 0; first == 0 || first < plan.programs.size();
        first += batch) {
     size_t count = std::min(batch, plan.programs.size() - first);
-    encoder.encode(first == 0, first, count, shared, ranks,
-                   encoded.empty() ? nullptr
-                                   : llvm::function_ref<void()>(writeEncoded));
-    encoded.clear();
-    for (std::vector<EncodedSection> *sections : {&shared, &ranks}) {
-      for (EncodedSection &section : *sections) {
-        entries.push_back(section.entry);
-        encoded.push_back(std::move(section));
-      }
-      sections->clear();
-    }
+    encoder.encode(first, count, ranks,
+                   first == 0 ? llvm::function_ref<void()>(writeShared)
+                              : llvm::function_ref<void()>(writeEncoded));
+    encoded = std::move(ranks);
+    ranks.clear();
   }
   writeEncoded();
   std::streampos end = os.tellp();
-  std::string header = headerAndDirectory(plan, origin, entries);
+  std::string header = headerAndDirectory(plan, origin, out.entries());
   os.seekp(start);
   os.write(header.data(), std::streamsize(header.size()));
   os.seekp(end);
@@ -437,18 +512,9 @@ bool streamBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
 
 std::string encodeBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,
                              unsigned threads) {
-  PlanEncoder encoder(plan, threads);
-  std::vector<EncodedSection> shared, ranks;
-  encoder.encode(true, 0, plan.programs.size(), shared, ranks);
-  std::vector<SectionEntry> entries;
-  for (const auto *sections : {&shared, &ranks})
-    for (const EncodedSection &section : *sections)
-      entries.push_back(section.entry);
-  std::string bytes = headerAndDirectory(plan, origin, entries);
-  for (const auto *sections : {&shared, &ranks})
-    for (const EncodedSection &section : *sections)
-      bytes += section.bytes;
-  return bytes;
+  std::ostringstream bytes;
+  streamBinaryPlan(plan, origin, bytes, threads);
+  return bytes.str();
 }
 
 bool writeBinaryPlan(const plan::Plan &plan, const PlanOrigin &origin,

@@ -32,6 +32,7 @@ public:
       bytes_[offset + i] = char(uint8_t(v >> (8 * i)));
   }
   size_t size() const { return bytes_.size(); }
+  void reserve(size_t bytes) { bytes_.reserve(bytes); }
   const std::string &bytes() const { return bytes_; }
   std::string take() { return std::move(bytes_); }
   /// Empties the writer and keeps its memory, for a writer reused as scratch.
