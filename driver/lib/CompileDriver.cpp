@@ -336,20 +336,44 @@ bool emitPlan(const CompileOptions &options, CompilationState &state,
   // programs are checked with --verify-plan only (by aoa-run always): they
   // follow from the checked tables, and checking them costs about as much
   // as building them.
-  {
-    ScopedTimeStep timer(timeReport, "[verify-plan]");
-    if (!verifyPlan(state.plan, diags,
-                    options.verifyPrograms ? PlanChecks::All
-                                           : PlanChecks::Tables))
-      return false;
-  }
-  {
-    ScopedTimeStep timer(timeReport, "[write-plan]");
+  PlanChecks checks =
+      options.verifyPrograms ? PlanChecks::All : PlanChecks::Tables;
+  auto write = [&] {
     if (options.emit == EmitKind::PlanText)
       writePlanText(state.plan, text);
     else
       binplan::writeBinaryPlan(state.plan, layouts.origin, text,
                                options.threads);
+  };
+  // With threads, into a file: the plan is verified and its summary
+  // formatted on a second thread while it is written. Only the writer
+  // touches the output and only the verifier reports, and a plan that fails
+  // verification is never committed (the output is a temporary until then).
+  // Standard output, which may pass through before the commit, waits for
+  // the verifier.
+  if (options.threads > 1 && text.tellp() != std::streampos(-1)) {
+    ScopedTimeStep timer(timeReport, "[verify-plan, write-plan, summary]");
+    std::ostringstream summary;
+    std::future<bool> verified = std::async(std::launch::async, [&] {
+      if (!verifyPlan(state.plan, diags, checks))
+        return false;
+      printPlanSummary(state.plan, summary, state.broadcastBytes);
+      return true;
+    });
+    write();
+    if (!verified.get())
+      return false;
+    err << summary.str();
+    return true;
+  }
+  {
+    ScopedTimeStep timer(timeReport, "[verify-plan]");
+    if (!verifyPlan(state.plan, diags, checks))
+      return false;
+  }
+  {
+    ScopedTimeStep timer(timeReport, "[write-plan]");
+    write();
   }
   ScopedTimeStep timer(timeReport, "[summary]");
   printPlanSummary(state.plan, err, state.broadcastBytes);

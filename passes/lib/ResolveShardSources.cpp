@@ -45,14 +45,15 @@ void ShardSourceResolver::run() {
                                                  : plan::SourceAccess::Owner;
   checkFiles(source, "source");
   checkFiles(destination, "destination");
-  // At most one stored tensor per shard; transfers are about two per
-  // destination shard (the vector moves its elements if it grows: Box's
-  // moves are noexcept).
+  // At most one stored tensor per shard; transfers are two to three per
+  // destination shard (a reserve costs address space only until used; the
+  // vector moves its elements if it grows: Box's moves are noexcept).
   state_.plan.destinationTensors.reserve(destination.shardCount());
   state_.plan.sourceTensors.reserve(source.shardCount());
-  state_.transfers.reserve(2 * destination.shardCount());
+  state_.transfers.reserve(3 * destination.shardCount());
   readBytes_.clear();
   sourceTensorIds_.assign(source.shardCount(), kNoTensor);
+  sourceKeys_.assign(source.tensorCount(), SharedString());
   fileReadBytes_.assign(source.files().size(), 0);
 
   for (TensorId id : destination.tensorIdsByKey()) {
@@ -66,8 +67,9 @@ void ShardSourceResolver::run() {
       continue;
     }
     checkDestinationLayout(tensor);
+    SharedString key = names_.intern(tensor.key());
     for (ShardRef shard : tensor.shards())
-      resolveShard(tensor, shard);
+      resolveShard(tensor, key, shard);
   }
   countBroadcastBytes();
 }
@@ -85,12 +87,15 @@ void ShardSourceResolver::countBroadcastBytes() {
   broadcast_ = std::vector<uint64_t>();
 }
 
-void ShardSourceResolver::resolveShard(TensorRef tensor, ShardRef shard) {
+void ShardSourceResolver::resolveShard(TensorRef tensor,
+                                       const SharedString &key,
+                                       ShardRef shard) {
   uint32_t file = fileId(state_.plan.destinationFiles, destinationFileIds_,
                          shard.file(), shard.rank());
   uint32_t destinationTensor =
       static_cast<uint32_t>(state_.plan.destinationTensors.size());
-  state_.plan.destinationTensors.push_back(storedTensor(tensor, shard, file));
+  state_.plan.destinationTensors.push_back(
+      storedTensor(tensor, key, shard, file));
   TensorDesc query;
   for (const FlatPiece &piece : storedPieces(shard)) {
     query.assign(tensor.key(), piece.box, tensor.globalShape(), tensor.dtype());
@@ -112,12 +117,13 @@ ShardSourceResolver::fileId(std::vector<plan::File> &files,
 }
 
 plan::StoredTensor ShardSourceResolver::storedTensor(TensorRef tensor,
+                                                     const SharedString &key,
                                                      ShardRef shard,
                                                      uint32_t file) {
   plan::StoredTensor t;
   t.file = file;
   t.name = names_.intern(shard.name());
-  t.key = names_.intern(tensor.key());
+  t.key = key;
   t.dtype = tensor.dtype();
   t.globalShape.assign(tensor.globalShape().begin(),
                        tensor.globalShape().end());
@@ -142,8 +148,11 @@ uint32_t ShardSourceResolver::planSourceTensor(ShardId id) {
     ShardRef shard = source.shard(id);
     uint32_t file = fileId(state_.plan.sourceFiles, sourceFileIds_,
                            shard.file(), shard.rank());
-    state_.plan.sourceTensors.push_back(
-        storedTensor(source.tensor(shard.tensorId()), shard, file));
+    SharedString &key = sourceKeys_[shard.tensorId()];
+    TensorRef tensor = source.tensor(shard.tensorId());
+    if (key.empty())
+      key = names_.intern(tensor.key());
+    state_.plan.sourceTensors.push_back(storedTensor(tensor, key, shard, file));
   }
   return tensor;
 }

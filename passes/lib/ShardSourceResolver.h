@@ -51,12 +51,13 @@ private:
   };
 
   // Walking the destination (ResolveShardSources.cpp).
-  void resolveShard(TensorRef tensor, ShardRef shard);
+  /// `key`: the tensor's key, interned once for all its shards.
+  void resolveShard(TensorRef tensor, const SharedString &key, ShardRef shard);
   uint32_t fileId(std::vector<plan::File> &files,
                   std::unordered_map<std::string_view, uint32_t> &ids,
                   std::string_view path, uint32_t rank);
-  plan::StoredTensor storedTensor(TensorRef tensor, ShardRef shard,
-                                  uint32_t file);
+  plan::StoredTensor storedTensor(TensorRef tensor, const SharedString &key,
+                                  ShardRef shard, uint32_t file);
   /// The boxes a stored shard holds whole: its box, or its flat range's.
   static std::vector<FlatPiece> storedPieces(ShardRef shard);
   uint32_t planSourceTensor(ShardId id);
@@ -153,6 +154,9 @@ private:
   /// a map: most shards of a conversion are read).
   static constexpr uint32_t kNoTensor = UINT32_MAX;
   std::vector<uint32_t> sourceTensorIds_;
+  /// By source tensor: its key in names_ once a shard of it is read (keys
+  /// are never empty).
+  std::vector<SharedString> sourceKeys_;
   /// One string per distinct key and name of the plan's stored tensors.
   SharedStringPool names_;
   /// Keyed by the metadata's interned file names.

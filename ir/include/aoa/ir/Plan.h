@@ -163,16 +163,18 @@ struct Instruction {
   uint32_t input = 0;
   /// Read: into Plan::sourceTensors; Write: into Plan::destinationTensors.
   uint32_t tensor = 0;
-  /// Read, Write: the region of the tensor's key.
-  Box region;
-  /// Send, Recv: the other rank and the buffers packed, in order, into one
-  /// message.
+  /// Send, Recv: the other rank (the buffers are below).
   uint32_t peer = 0;
-  std::vector<uint32_t> buffers;
   /// Copy: applied to the input to give the output; into Plan::transforms
   /// (a plan has a handful of distinct transforms and may have millions of
   /// copies), 0 is the empty transform.
   uint32_t transform = 0;
+  // (The 32-bit fields come first, so that none is padded: a plan holds
+  // millions of instructions.)
+  /// Read, Write: the region of the tensor's key.
+  Box region;
+  /// Send, Recv: the buffers packed, in order, into one message.
+  std::vector<uint32_t> buffers;
 };
 
 struct Round {
