@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/passes/Passes.h"
 
+#include "PieceAnswers.h"
 #include "ShardSourceResolver.h"
 #include "aoa/ir/OptimizerState.h"
 
@@ -53,23 +54,27 @@ void ShardSourceResolver::run() {
   state_.transfers.reserve(3 * destination.shardCount());
   readBytes_.clear();
   sourceTensorIds_.assign(source.shardCount(), kNoTensor);
-  sourceKeys_.assign(source.tensorCount(), SharedString());
+  sourceIds_.reset(source);
+  destinationIds_.reset(destination);
   fileReadBytes_.assign(source.files().size(), 0);
 
-  for (TensorId id : destination.tensorIdsByKey()) {
-    TensorRef tensor = destination.tensor(id);
-    auto binding = state_.dataflow.targets.find(std::string(tensor.key()));
-    if (binding == state_.dataflow.targets.end() ||
-        binding->second.kind == TargetBinding::Kind::Missing)
+  // With threads, the pieces are answered ahead on a second thread.
+  PieceAnswers answers(state_, destination.tensorIdsByKey(),
+                       state_.threads > 1);
+  llvm::ArrayRef<TensorId> order = destination.tensorIdsByKey();
+  for (size_t i = 0; i < order.size(); ++i) {
+    TensorRef tensor = destination.tensor(order[i]);
+    TargetUse use = answers.beginTensor(i);
+    if (use == TargetUse::Skip)
       continue;
-    if (binding->second.kind == TargetBinding::Kind::Added) {
+    if (use == TargetUse::Added) {
       state_.plan.addedKeys.emplace_back(tensor.key());
       continue;
     }
     checkDestinationLayout(tensor);
-    SharedString key = names_.intern(tensor.key());
+    SharedString key = interned(destinationIds_, tensor.keyId());
     for (ShardRef shard : tensor.shards())
-      resolveShard(tensor, key, shard);
+      resolveShard(tensor, key, shard, answers);
   }
   countBroadcastBytes();
 }
@@ -88,41 +93,69 @@ void ShardSourceResolver::countBroadcastBytes() {
 }
 
 void ShardSourceResolver::resolveShard(TensorRef tensor,
-                                       const SharedString &key,
-                                       ShardRef shard) {
-  uint32_t file = fileId(state_.plan.destinationFiles, destinationFileIds_,
-                         shard.file(), shard.rank());
+                                       const SharedString &key, ShardRef shard,
+                                       PieceAnswers &answers) {
+  uint32_t file = planFile(state_.plan.destinationFiles, destinationIds_, shard);
   uint32_t destinationTensor =
       static_cast<uint32_t>(state_.plan.destinationTensors.size());
-  state_.plan.destinationTensors.push_back(
-      storedTensor(tensor, key, shard, file));
+  state_.plan.destinationTensors.push_back(storedTensor(
+      tensor, key, interned(destinationIds_, shard.nameId()), shard, file));
   TensorDesc query;
   for (const FlatPiece &piece : storedPieces(shard)) {
-    query.assign(tensor.key(), piece.box, tensor.globalShape(), tensor.dtype());
-    if (!finder_.answer(query))
+    llvm::ArrayRef<MappingEntry> entries;
+    llvm::ArrayRef<TensorId> sources;
+    switch (answers.next(entries, sources)) {
+    case PieceAnswers::Status::Unanswered:
       continue;
-    for (const MappingEntry &entry : finder_.entries())
-      bindEntry(entry, destinationTensor, shard.rank());
+    case PieceAnswers::Status::Answered:
+      break;
+    case PieceAnswers::Status::Ask:
+      query.assign(tensor.key(), piece.box, tensor.globalShape(),
+                   tensor.dtype());
+      if (!finder_.answer(query))
+        continue;
+      entries = finder_.entries();
+      sources = finder_.entrySources();
+      break;
+    }
+    for (size_t e = 0; e < entries.size(); ++e)
+      bindEntry(entries[e], sources[e], destinationTensor, shard.rank());
   }
 }
 
-uint32_t
-ShardSourceResolver::fileId(std::vector<plan::File> &files,
-                            std::unordered_map<std::string_view, uint32_t> &ids,
-                            std::string_view path, uint32_t rank) {
-  auto [it, inserted] = ids.emplace(path, static_cast<uint32_t>(files.size()));
-  if (inserted) // checkFiles made sure a file has one rank
-    files.push_back(plan::File{std::string(path), rank, std::nullopt});
-  return it->second;
+void ShardSourceResolver::MetadataIds::reset(const ShardMetadata &m) {
+  metadata = &m;
+  planFiles.assign(m.files().size(), kNoFile);
+  strings.assign(m.strings().size(), SharedString());
+}
+
+uint32_t ShardSourceResolver::planFile(std::vector<plan::File> &files,
+                                       MetadataIds &ids, ShardRef shard) {
+  uint32_t &id = ids.planFiles[shard.fileId()];
+  if (id == kNoFile) { // checkFiles made sure a file has one rank
+    id = static_cast<uint32_t>(files.size());
+    files.push_back(
+        plan::File{std::string(shard.file()), shard.rank(), std::nullopt});
+  }
+  return id;
+}
+
+const SharedString &ShardSourceResolver::interned(MetadataIds &ids,
+                                                  uint32_t stringId) {
+  SharedString &string = ids.strings[stringId];
+  if (string.empty()) // empty strings are interned again: harmless
+    string = names_.intern(ids.metadata->strings().get(stringId));
+  return string;
 }
 
 plan::StoredTensor ShardSourceResolver::storedTensor(TensorRef tensor,
                                                      const SharedString &key,
+                                                     const SharedString &name,
                                                      ShardRef shard,
                                                      uint32_t file) {
   plan::StoredTensor t;
   t.file = file;
-  t.name = names_.intern(shard.name());
+  t.name = name;
   t.key = key;
   t.dtype = tensor.dtype();
   t.globalShape.assign(tensor.globalShape().begin(),
@@ -133,26 +166,17 @@ plan::StoredTensor ShardSourceResolver::storedTensor(TensorRef tensor,
   return t;
 }
 
-std::vector<FlatPiece> ShardSourceResolver::storedPieces(ShardRef shard) {
-  Box box(shard.globalOffset(), shard.localShape());
-  if (std::optional<FlatElementRange> flat = shard.flatRange())
-    return flatRangeToBoxes(box, flat->begin, flat->end);
-  return {FlatPiece{box, 0}};
-}
-
 uint32_t ShardSourceResolver::planSourceTensor(ShardId id) {
   uint32_t &tensor = sourceTensorIds_[id];
   if (tensor == kNoTensor) {
     tensor = static_cast<uint32_t>(state_.plan.sourceTensors.size());
     const ShardMetadata &source = *state_.source.metadata();
     ShardRef shard = source.shard(id);
-    uint32_t file = fileId(state_.plan.sourceFiles, sourceFileIds_,
-                           shard.file(), shard.rank());
-    SharedString &key = sourceKeys_[shard.tensorId()];
+    uint32_t file = planFile(state_.plan.sourceFiles, sourceIds_, shard);
     TensorRef tensor = source.tensor(shard.tensorId());
-    if (key.empty())
-      key = names_.intern(tensor.key());
-    state_.plan.sourceTensors.push_back(storedTensor(tensor, key, shard, file));
+    state_.plan.sourceTensors.push_back(
+        storedTensor(tensor, interned(sourceIds_, tensor.keyId()),
+                     interned(sourceIds_, shard.nameId()), shard, file));
   }
   return tensor;
 }

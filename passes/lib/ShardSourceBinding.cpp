@@ -20,26 +20,25 @@
 namespace aoa {
 
 void ShardSourceResolver::bindEntry(const MappingEntry &entry,
+                                    TensorId sourceTensor,
                                     uint32_t destinationTensor,
                                     uint32_t destinationRank) {
   const ShardMetadata &source = *state_.source.metadata();
-  std::optional<TensorRef> tensor = source.find(entry.source.key);
-  if (!tensor)
-    return; // find_shard_sources reported it
+  TensorRef tensor = source.tensor(sourceTensor);
   std::optional<uint32_t> transform =
-      transformOf(entry, tensor->ndim(), tensor->dtype());
+      transformOf(entry, tensor.ndim(), tensor.dtype());
   if (!transform)
     return;
   const std::vector<plan::TransformStep> *steps =
       &state_.transforms.transforms[*transform];
-  uint64_t pair = uint64_t(destinationRank) << 32 | tensor->id();
+  uint64_t pair = uint64_t(destinationRank) << 32 | tensor.id();
   if (broadcast_.empty() || broadcast_.back() != pair)
     broadcast_.push_back(pair);
 
   Box wanted = entry.source.box();
   Box target = entry.target.box();
-  const std::vector<ReplicaGroup> &groups = sourceReplicas(*tensor);
-  if (overlapping_.count(tensor->id()))
+  const std::vector<ReplicaGroup> &groups = sourceReplicas(tensor);
+  if (overlapping_.count(tensor.id()))
     return; // reported
   int64_t found = 0;
   for (const ReplicaGroup &group : groups)
@@ -59,7 +58,7 @@ void ShardSourceResolver::bindEntry(const MappingEntry &entry,
   }
   Permutation p = plan::composedPermutation(*steps, wanted.rank());
   Binding binding{
-      entry,           *tensor,    wanted, target, destinationTensor,
+      entry,           tensor,    wanted, target, destinationTensor,
       destinationRank, *transform, p};
   if (!plan::keepsBoxes(*steps)) {
     bindReshaped(binding, groups);

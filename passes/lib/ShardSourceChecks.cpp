@@ -6,6 +6,7 @@
 // stored whole.
 //
 //===----------------------------------------------------------------------===//
+#include "PieceAnswers.h"
 #include "ShardSourceResolver.h"
 
 #include "aoa/ir/BoxOverlap.h"

@@ -32,6 +32,17 @@ public:
   explicit ShardSourceFinder(CompilationState &state)
       : state_(state), df_(state.dataflow), budget_(state.diags) {}
 
+  /// A finder for another thread, which never reports: where an answer
+  /// would report (or would have, before a once-per-key message), it gives
+  /// up instead (gaveUp()), so that the main thread's finder answers that
+  /// target again and reports exactly what one thread would. It only reads
+  /// the state.
+  struct Silent {};
+  ShardSourceFinder(CompilationState &state, Silent)
+      : ShardSourceFinder(state) {
+    silent_ = true;
+  }
+
   /// Answers one target: true with the entries in entries(), or false
   /// after reporting why (or because resolve-outputs already did).
   bool answer(const TensorDesc &query) { return answerQuery(query); }
@@ -39,15 +50,32 @@ public:
   llvm::ArrayRef<MappingEntry> entries() const {
     return llvm::ArrayRef<MappingEntry>(entries_).take_front(used_);
   }
+  /// The stored source tensor of each of entries() (found while answering:
+  /// a caller need not look its key up again).
+  llvm::ArrayRef<TensorId> entrySources() const {
+    return llvm::ArrayRef<TensorId>(entrySources_).take_front(used_);
+  }
   /// The index of the next query in the query file (for diagnostics).
   void setQueryIndex(size_t index) { queryIndex_ = index; }
+  /// Whether a silent finder gave the last answer up.
+  bool gaveUp() const { return gaveUp_; }
 
 private:
+  /// True (and the answer given up) in a silent finder: called where an
+  /// answer is about to report.
+  bool giveUpSilently() {
+    gaveUp_ = silent_;
+    return silent_;
+  }
+
   /// The next entry of the answer being built; entries are reused across
   /// answers so that their strings and vectors keep their memory.
-  MappingEntry &nextEntry() {
-    if (used_ == entries_.size())
+  MappingEntry &nextEntry(TensorId source) {
+    if (used_ == entries_.size()) {
       entries_.emplace_back();
+      entrySources_.emplace_back();
+    }
+    entrySources_[used_] = source;
     return entries_[used_++];
   }
 
@@ -84,6 +112,8 @@ private:
                                         const TargetBinding &binding) {
     if (std::optional<TensorRef> t = state_.source.metadata()->find(key))
       return t;
+    if (giveUpSilently())
+      return std::nullopt;
     if (reportedMissing_.insert(key).second)
       reportAtBinding(binding, query.key,
                       "'" + query.key + "' needs the source key '" + key +
@@ -102,6 +132,7 @@ private:
       return false; // reported by resolve-outputs
     const TargetBinding &binding = found->second;
     used_ = 0;
+    gaveUp_ = false;
     if (binding.kind == TargetBinding::Kind::Added)
       return true;
     if (isBetaPowSuffix(binding.suffix))
@@ -110,6 +141,8 @@ private:
     const View &view = *binding.view;
     Box box = query.box();
     if (query.globalShape != view.type.shape) {
+      if (giveUpSilently())
+        return false;
       // Only a query file can ask this: destination shapes were checked.
       std::string where = "queries[" + std::to_string(queryIndex_) + "]: ";
       state_.diags
@@ -143,6 +176,8 @@ private:
       std::string why;
       std::optional<Box> source = sourceRegionOf(piece, region, why);
       if (!source) {
+        if (giveUpSilently())
+          return false;
         reportAtBinding(binding, query.key,
                         "cannot answer " + query.key + box.toString() + ": " +
                             why)
@@ -157,6 +192,8 @@ private:
       DType sourceType = stored->dtype();
       DType produced = piece.transform->castTo.value_or(sourceType);
       if (modelWeight && produced != query.dtype) {
+        if (giveUpSilently())
+          return false;
         if (reportedDType_.insert(query.key).second)
           reportAtBinding(binding, query.key,
                           "'" + query.key + "' is " +
@@ -167,7 +204,7 @@ private:
                     spellCast(state_, query.dtype, produced) + "`");
         return false;
       }
-      MappingEntry &entry = nextEntry();
+      MappingEntry &entry = nextEntry(stored->id());
       entry.target.assign(query.key, region, query.globalShape, query.dtype);
       entry.source.assign(sourceKey, *source, stored->globalShape(),
                           sourceType);
@@ -176,6 +213,8 @@ private:
       covered += region.volume();
     }
     if (covered != box.volume()) {
+      if (giveUpSilently())
+        return false;
       reportHole(query, binding, hole);
       return false;
     }
@@ -221,6 +260,8 @@ private:
         return false;
       Box whole = Box::fromShape(stored->globalShape());
       if (whole.shape() != query.localShape) {
+        if (giveUpSilently())
+          return false;
         reportAtBinding(binding, query.key,
                         "'" + query.key + "' has shape " +
                             formatShape(query.localShape) + " but its source '" +
@@ -228,7 +269,7 @@ private:
                             formatShape(whole.shape()));
         return false;
       }
-      MappingEntry &entry = nextEntry();
+      MappingEntry &entry = nextEntry(stored->id());
       entry.target = query;
       entry.source.assign(sourceKey, whole, stored->globalShape(),
                           stored->dtype());
@@ -236,6 +277,8 @@ private:
       entry.postprocessAsWritten.clear();
       return true;
     }
+    if (giveUpSilently())
+      return false;
     if (budget_.allow())
       reportAtBinding(binding, query.key,
                       "'" + query.key + "' has no source: every source of its "
@@ -251,8 +294,11 @@ private:
   size_t queryIndex_ = 0;
   std::set<std::string> reportedMissing_, reportedDType_;
   std::vector<MappingEntry> entries_;
+  std::vector<TensorId> entrySources_;
   size_t used_ = 0;
   std::string sourceKey_;
+  bool silent_ = false;
+  bool gaveUp_ = false;
 };
 
 

@@ -28,6 +28,8 @@
 
 namespace aoa {
 
+class PieceAnswers;
+
 /// Binds every stored piece of every destination shard to stored source
 /// shards, filling state.plan and state.transfers.
 class ShardSourceResolver {
@@ -51,15 +53,27 @@ private:
   };
 
   // Walking the destination (ResolveShardSources.cpp).
-  /// `key`: the tensor's key, interned once for all its shards.
-  void resolveShard(TensorRef tensor, const SharedString &key, ShardRef shard);
-  uint32_t fileId(std::vector<plan::File> &files,
-                  std::unordered_map<std::string_view, uint32_t> &ids,
-                  std::string_view path, uint32_t rank);
+  /// `key`: the tensor's key, interned once for all its shards; `answers`
+  /// answers its pieces, or says to ask finder_.
+  void resolveShard(TensorRef tensor, const SharedString &key, ShardRef shard,
+                    PieceAnswers &answers);
+  /// A metadata's files' ids in the plan and its strings in names_, by
+  /// the metadata's own ids, filled on first use: found by id, not by text.
+  struct MetadataIds {
+    const ShardMetadata *metadata = nullptr;
+    std::vector<uint32_t> planFiles;
+    std::vector<SharedString> strings;
+    void reset(const ShardMetadata &m);
+  };
+  static constexpr uint32_t kNoFile = UINT32_MAX;
+  /// The plan's id of `shard`'s file, added to `files` when new.
+  uint32_t planFile(std::vector<plan::File> &files, MetadataIds &ids,
+                    ShardRef shard);
+  /// String `stringId` of ids.metadata, interned in names_.
+  const SharedString &interned(MetadataIds &ids, uint32_t stringId);
   plan::StoredTensor storedTensor(TensorRef tensor, const SharedString &key,
-                                  ShardRef shard, uint32_t file);
-  /// The boxes a stored shard holds whole: its box, or its flat range's.
-  static std::vector<FlatPiece> storedPieces(ShardRef shard);
+                                  const SharedString &name, ShardRef shard,
+                                  uint32_t file);
   uint32_t planSourceTensor(ShardId id);
   /// CompilationState::broadcastBytes: every source tensor a destination
   /// rank needs, whole, once per (rank, tensor) of broadcast_.
@@ -88,7 +102,9 @@ private:
   void checkDestinationLayout(TensorRef tensor);
 
   // Replicas and transfers (ShardSourceBinding.cpp).
-  void bindEntry(const MappingEntry &entry, uint32_t destinationTensor,
+  /// `sourceTensor`: the stored tensor of entry.source.key.
+  void bindEntry(const MappingEntry &entry, TensorId sourceTensor,
+                 uint32_t destinationTensor,
                  uint32_t destinationRank);
   /// The elements two boxes of one rank share (intersect() without
   /// building the box: this runs for every group of every source region).
@@ -154,14 +170,10 @@ private:
   /// a map: most shards of a conversion are read).
   static constexpr uint32_t kNoTensor = UINT32_MAX;
   std::vector<uint32_t> sourceTensorIds_;
-  /// By source tensor: its key in names_ once a shard of it is read (keys
-  /// are never empty).
-  std::vector<SharedString> sourceKeys_;
+
   /// One string per distinct key and name of the plan's stored tensors.
   SharedStringPool names_;
-  /// Keyed by the metadata's interned file names.
-  std::unordered_map<std::string_view, uint32_t> sourceFileIds_,
-      destinationFileIds_;
+  MetadataIds sourceIds_, destinationIds_;
   /// (destination rank << 32 | source tensor) of every binding,
   /// deduplicated once at the end (countBroadcastBytes): a hash set of them
   /// cost more than the sort.

@@ -1,0 +1,126 @@
+//===- PieceAnswers.cpp - Destination pieces answered ahead ---------------===//
+#include "PieceAnswers.h"
+
+#include <algorithm>
+#include <string>
+
+namespace aoa {
+
+namespace {
+
+/// Destination tensors per chunk: enough that starting a thread per chunk
+/// costs nothing beside answering it, few enough that a chunk's answers
+/// stay small (a few MB) and the pass waits for one chunk at the start.
+constexpr size_t kChunkTensors = 1024;
+
+} // namespace
+
+TargetUse targetUse(const Dataflow &dataflow, TensorRef tensor) {
+  auto binding = dataflow.targets.find(std::string(tensor.key()));
+  if (binding == dataflow.targets.end() ||
+      binding->second.kind == TargetBinding::Kind::Missing)
+    return TargetUse::Skip;
+  if (binding->second.kind == TargetBinding::Kind::Added)
+    return TargetUse::Added;
+  return TargetUse::Resolve;
+}
+
+std::vector<FlatPiece> storedPieces(ShardRef shard) {
+  Box box(shard.globalOffset(), shard.localShape());
+  if (std::optional<FlatElementRange> flat = shard.flatRange())
+    return flatRangeToBoxes(box, flat->begin, flat->end);
+  return {FlatPiece{box, 0}};
+}
+
+PieceAnswers::PieceAnswers(CompilationState &state,
+                           llvm::ArrayRef<TensorId> tensors, bool ahead)
+    : state_(state), tensors_(tensors), ahead_(ahead),
+      finder_(state, ShardSourceFinder::Silent{}) {
+  if (!ahead_)
+    return;
+  // The first chunk here, the second beside the pass's work on the first.
+  chunks_[0].end = std::min(kChunkTensors, tensors_.size());
+  answer(chunks_[0]);
+  startAfter(chunks_[0].end, chunks_[1]);
+}
+
+PieceAnswers::~PieceAnswers() {
+  if (answering_.valid())
+    answering_.wait();
+}
+
+void PieceAnswers::startAfter(size_t previous, Chunk &chunk) {
+  chunk.begin = previous;
+  chunk.end = std::min(previous + kChunkTensors, tensors_.size());
+  answering_ = std::async(std::launch::async, [this, &chunk] { answer(chunk); });
+}
+
+TargetUse PieceAnswers::beginTensor(size_t index) {
+  if (!ahead_) {
+    const ShardMetadata &destination = *state_.destination.metadata();
+    return targetUse(state_.dataflow, destination.tensor(tensors_[index]));
+  }
+  while (index >= chunks_[current_].end) {
+    answering_.get(); // rethrows what the thread threw
+    current_ ^= 1;
+    nextAnswer_ = 0;
+    startAfter(chunks_[current_].end, chunks_[current_ ^ 1]);
+  }
+  const Chunk &chunk = chunks_[current_];
+  return chunk.uses[index - chunk.begin];
+}
+
+PieceAnswers::Status PieceAnswers::next(llvm::ArrayRef<MappingEntry> &entries,
+                                        llvm::ArrayRef<TensorId> &sources) {
+  const Chunk &chunk = chunks_[current_];
+  // Past the chunk's answers (a walk that asks for more pieces than the
+  // tensors have), or not ahead: the caller answers.
+  if (!ahead_ || nextAnswer_ >= chunk.answers.size())
+    return Status::Ask;
+  const PieceAnswer &answer = chunk.answers[nextAnswer_++];
+  entries = llvm::ArrayRef<MappingEntry>(chunk.entries)
+                .slice(answer.firstEntry, answer.entryCount);
+  sources = llvm::ArrayRef<TensorId>(chunk.sources)
+                .slice(answer.firstEntry, answer.entryCount);
+  return answer.status;
+}
+
+void PieceAnswers::answer(Chunk &chunk) {
+  chunk.uses.clear();
+  chunk.answers.clear();
+  chunk.usedEntries = 0;
+  const ShardMetadata &destination = *state_.destination.metadata();
+  TensorDesc query;
+  for (size_t i = chunk.begin; i < chunk.end; ++i) {
+    TensorRef tensor = destination.tensor(tensors_[i]);
+    chunk.uses.push_back(targetUse(state_.dataflow, tensor));
+    if (chunk.uses.back() != TargetUse::Resolve)
+      continue;
+    for (ShardRef shard : tensor.shards())
+      for (const FlatPiece &piece : storedPieces(shard)) {
+        query.assign(tensor.key(), piece.box, tensor.globalShape(),
+                     tensor.dtype());
+        PieceAnswer answer;
+        if (finder_.answer(query)) {
+          answer.status = Status::Answered;
+          answer.firstEntry = uint32_t(chunk.usedEntries);
+          llvm::ArrayRef<TensorId> sources = finder_.entrySources();
+          for (size_t e = 0; e < sources.size(); ++e) {
+            if (chunk.usedEntries == chunk.entries.size()) {
+              chunk.entries.emplace_back();
+              chunk.sources.emplace_back();
+            }
+            chunk.entries[chunk.usedEntries] = finder_.entries()[e];
+            chunk.sources[chunk.usedEntries++] = sources[e];
+          }
+          answer.entryCount = uint32_t(chunk.usedEntries) - answer.firstEntry;
+        } else {
+          answer.status =
+              finder_.gaveUp() ? Status::Ask : Status::Unanswered;
+        }
+        chunk.answers.push_back(answer);
+      }
+  }
+}
+
+} // namespace aoa

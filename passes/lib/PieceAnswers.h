@@ -1,0 +1,102 @@
+//===- PieceAnswers.h - Destination pieces answered ahead -------*- C++ -*-===//
+//
+// resolve-shard-sources asks find_shard_sources about every stored piece of
+// every destination shard, then binds each answer to source replicas. The
+// binding is sequential (it balances reads over replicas as it goes); the
+// answers are not. With threads, PieceAnswers answers the pieces of the next
+// chunk of destination tensors on a second thread, with a silent finder of
+// its own, while the pass binds the chunk before, and hands the answers out
+// in the pass's own walk order. A piece whose answer would report anything is
+// handed out as "ask": the pass's finder answers it again, so diagnostics are
+// exactly those of one thread, in the same order.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AOA_PASSES_LIB_PIECEANSWERS_H
+#define AOA_PASSES_LIB_PIECEANSWERS_H
+
+#include "ShardSourceFinder.h"
+#include "aoa/ir/FlatRange.h"
+#include "aoa/ir/ShardMetadata.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <array>
+#include <future>
+#include <vector>
+
+namespace aoa {
+
+/// What resolve-shard-sources does with a destination key.
+enum class TargetUse {
+  Skip,    ///< no binding, or a missing one (resolve-outputs reported it)
+  Added,   ///< `_ -> key`: the plan lists it, no data moves
+  Resolve, ///< its shards are filled from the source
+};
+TargetUse targetUse(const Dataflow &dataflow, TensorRef tensor);
+
+/// The boxes a stored shard holds whole: its box, or its flat range's.
+std::vector<FlatPiece> storedPieces(ShardRef shard);
+
+class PieceAnswers {
+public:
+  /// Answers the pieces of `tensors` (destination tensors, in the order the
+  /// pass walks them) ahead on a second thread; with `ahead` false, every
+  /// piece is handed out as Ask and nothing runs beside the pass.
+  PieceAnswers(CompilationState &state, llvm::ArrayRef<TensorId> tensors,
+               bool ahead);
+  /// Waits for the chunk being answered.
+  ~PieceAnswers();
+  PieceAnswers(const PieceAnswers &) = delete;
+  PieceAnswers &operator=(const PieceAnswers &) = delete;
+
+  /// Moves the walk to tensor `index` of the tensors (each in turn) and
+  /// says what the pass does with it (targetUse).
+  TargetUse beginTensor(size_t index);
+
+  enum class Status {
+    Answered,   ///< entries and sources hold the answer (valid until the
+                ///< walk leaves the tensor)
+    Unanswered, ///< the finder answers nothing and has nothing to report
+    Ask,        ///< the caller's finder must answer it
+  };
+  /// The answer to the next piece of the current tensor: each piece of each
+  /// of its shards in turn, if its use is Resolve. `sources`: the stored
+  /// source tensor of each entry.
+  Status next(llvm::ArrayRef<MappingEntry> &entries,
+              llvm::ArrayRef<TensorId> &sources);
+
+private:
+  struct PieceAnswer {
+    Status status = Status::Ask;
+    uint32_t firstEntry = 0;
+    uint32_t entryCount = 0;
+  };
+  /// The uses of tensors [begin, end) and the answers to their pieces.
+  struct Chunk {
+    size_t begin = 0, end = 0;
+    std::vector<TargetUse> uses; ///< by tensor - begin
+    std::vector<PieceAnswer> answers;
+    /// Reused from chunk to chunk, so that the entries' strings and
+    /// vectors keep their memory.
+    std::vector<MappingEntry> entries;
+    std::vector<TensorId> sources; ///< of each entry
+    size_t usedEntries = 0;
+  };
+  /// Answers `chunk`'s tensors (on the second thread).
+  void answer(Chunk &chunk);
+  /// Starts answering the tensors after `previous` into `chunk`.
+  void startAfter(size_t previous, Chunk &chunk);
+
+  CompilationState &state_;
+  llvm::ArrayRef<TensorId> tensors_;
+  bool ahead_;
+  ShardSourceFinder finder_; ///< silent; used by one chunk at a time
+  std::array<Chunk, 2> chunks_;
+  size_t current_ = 0;       ///< the chunk being handed out
+  size_t nextAnswer_ = 0;    ///< in chunks_[current_].answers
+  std::future<void> answering_; ///< the other chunk
+};
+
+} // namespace aoa
+
+#endif // AOA_PASSES_LIB_PIECEANSWERS_H
