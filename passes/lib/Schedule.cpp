@@ -378,7 +378,8 @@ private:
     std::map<uint32_t, RankLists> lists;
     // (sender, receiver) -> buffers on each side, in group order.
     std::map<std::pair<uint32_t, uint32_t>,
-             std::pair<std::vector<uint32_t>, std::vector<uint32_t>>>
+             std::pair<llvm::SmallVector<uint32_t, 0>,
+                       llvm::SmallVector<uint32_t, 0>>>
         messages;
     for (size_t g : groups) {
       const ReadGroup &group = groups_[g];

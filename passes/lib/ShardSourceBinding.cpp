@@ -301,8 +301,8 @@ void ShardSourceResolver::addTransfer(const Binding &b, const Box &part,
   uint32_t sourceRank =
       readingRank(state_.source.metadata()->shard(replica), b.destinationRank);
   state_.transfers.push_back(
-      Transfer{planSourceTensor(replica), part, b.destinationTensor,
-               destinationRegion, sourceRank, b.destinationRank, b.transform});
+      Transfer{planSourceTensor(replica), b.destinationTensor, sourceRank,
+               b.destinationRank, b.transform, part, destinationRegion});
 }
 
 } // namespace aoa

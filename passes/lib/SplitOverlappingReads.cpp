@@ -349,9 +349,9 @@ private:
         int64_t shift = destination.dim(i).begin - source.dim(p[i]).begin;
         dst[i] = {piece.dim(p[i]).begin + shift, piece.dim(p[i]).end + shift};
       }
-      out.push_back(Transfer{t.sourceTensor, piece, t.destinationTensor,
-                             Box(dst), t.sourceRank, t.destinationRank,
-                             t.transform});
+      out.push_back(Transfer{t.sourceTensor, t.destinationTensor,
+                             t.sourceRank, t.destinationRank, t.transform,
+                             piece, Box(dst)});
     }
   }
 

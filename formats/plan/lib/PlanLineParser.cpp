@@ -537,7 +537,7 @@ bool LineParser::recvBody() {
   startInstruction(plan::Opcode::Recv);
   plan::Instruction &in = out_.instruction;
   LineSites &s = out_.sites;
-  in.buffers = out_.results;
+  in.buffers.assign(out_.results.begin(), out_.results.end());
   if (!scan_.id("the rank to receive from", in.peer, &s.peer) ||
       !scan_.expect(':', "':' and the types of the buffers received"))
     return false;

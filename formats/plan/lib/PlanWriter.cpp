@@ -251,7 +251,7 @@ private:
   }
 
   /// `%0, %1` after `lead`.
-  void bufferList(const std::vector<uint32_t> &ids, std::string_view lead) {
+  void bufferList(llvm::ArrayRef<uint32_t> ids, std::string_view lead) {
     for (size_t i = 0; i < ids.size(); ++i) {
       out_ += i ? ", " : lead;
       buffer(ids[i]);

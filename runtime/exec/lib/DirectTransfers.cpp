@@ -41,7 +41,7 @@ std::vector<BufferUse> usesOf(const RankRound &rank) {
     u.position = position;
   };
   for (uint32_t i : rank.sends()) {
-    const std::vector<uint32_t> &buffers = rank.instruction(i).buffers;
+    llvm::ArrayRef<uint32_t> buffers = rank.instruction(i).buffers;
     for (uint32_t b = 0; b < buffers.size(); ++b)
       use(buffers[b], i, b);
   }

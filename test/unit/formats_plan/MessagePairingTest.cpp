@@ -20,7 +20,7 @@ Instruction exchange(Opcode opcode, uint32_t peer, std::vector<uint32_t> buffers
   Instruction in;
   in.opcode = opcode;
   in.peer = peer;
-  in.buffers = std::move(buffers);
+  in.buffers.assign(buffers.begin(), buffers.end());
   return in;
 }
 

@@ -20,13 +20,15 @@ namespace aoa {
 
 struct Transfer {
   uint32_t sourceTensor = 0;      ///< into Plan::sourceTensors
-  Box sourceRegion;
   uint32_t destinationTensor = 0; ///< into Plan::destinationTensors
-  Box destinationRegion;
   uint32_t sourceRank = 0;        ///< reads it
   uint32_t destinationRank = 0;   ///< writes it
   /// Into CompilationState::transforms; 0 is the empty transform.
   uint32_t transform = 0;
+  // (The 32-bit fields first, so that none is padded: a compile holds
+  // millions of transfers.)
+  Box sourceRegion;
+  Box destinationRegion;
 };
 
 /// The distinct transforms of a conversion (a few per conversion).

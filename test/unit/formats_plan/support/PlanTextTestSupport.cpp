@@ -51,7 +51,7 @@ plan::Instruction exchange(Opcode opcode, uint32_t peer,
   plan::Instruction in;
   in.opcode = opcode;
   in.peer = peer;
-  in.buffers = std::move(buffers);
+  in.buffers.assign(buffers.begin(), buffers.end());
   return in;
 }
 
