@@ -389,18 +389,28 @@ bool runPasses(const CompileOptions &options, Program program,
                CompileWorkspacePtr &workspace) {
   workspace = CompileWorkspacePtr(new CompileWorkspace(sources, diags));
   Layouts &layouts = workspace->layouts;
+  CompilationState &state = workspace->state;
   {
     ScopedTimeStep timer(timeReport, "[load-metadata]");
     if (!loadLayouts(options, config, relayoutOnly, sources, diags, layouts))
       return false;
+    // The key spaces (sorted names of each side) read only their metadata
+    // and report nothing: with threads, the destination's is built on a
+    // second thread.
+    std::future<KeySpace> destination;
+    if (layouts.destination)
+      destination = std::async(
+          options.threads > 1 ? std::launch::async : std::launch::deferred,
+          [&] {
+            return KeySpace(*layouts.destination, "destination",
+                            layouts.destinationName);
+          });
+    state.source =
+        KeySpace(*layouts.source, "source", options.sourceMetadataPath);
+    if (destination.valid())
+      state.destination = destination.get();
   }
-  CompilationState &state = workspace->state;
   state.program = std::move(program);
-  state.source =
-      KeySpace(*layouts.source, "source", options.sourceMetadataPath);
-  if (layouts.destination)
-    state.destination = KeySpace(*layouts.destination, "destination",
-                                 layouts.destinationName);
   if (!options.queriesPath.empty()) {
     std::optional<std::vector<TensorDesc>> queries = loadQueries(
         options.queriesPath, sources, diags, &state.locateQuery);
