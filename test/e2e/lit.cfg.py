@@ -83,9 +83,12 @@ if lit_config.params.get("enable_mpi", "OFF").upper() in ("1", "ON", "TRUE", "YE
         # `-x` would apply to the first application context only, and tests
         # run one context per rank (`-np 1 A : -np 1 B`).
         launcher = [mpiexec]
+        if flags:  # Open MPI: each mpiexec gets a session directory of its own
+            launcher = ["sh", shlex.quote(os.path.join(config.test_source_root, "Inputs",
+                                                       "mpiexec_own_session.sh")), mpiexec]
         if os.environ.get("ASAN_OPTIONS"):
             launcher = ["env", shlex.quote("ASAN_OPTIONS=" + os.environ["ASAN_OPTIONS"]
-                                           + ":fast_unwind_on_malloc=0:malloc_context_size=30"), mpiexec]
+                                           + ":fast_unwind_on_malloc=0:malloc_context_size=30")] + launcher
         config.available_features.add("mpi")
         config.substitutions.append(("%mpirun", " ".join(launcher + flags + ["-np"])))
         for name in ["HOME", "TMPDIR"]:
