@@ -14,9 +14,9 @@ std::optional<Interval> intersect(const Interval &a, const Interval &b) {
 
 Box::Box(llvm::ArrayRef<int64_t> offset, llvm::ArrayRef<int64_t> shape) {
   size_t rank = std::min(offset.size(), shape.size());
-  dims_.reserve(rank);
+  dims_ = InlineIntervals(rank);
   for (size_t i = 0; i < rank; ++i)
-    dims_.push_back(Interval{offset[i], offset[i] + shape[i]});
+    dims_[i] = Interval{offset[i], offset[i] + shape[i]};
 }
 
 std::optional<Box> Box::fromOffsetShape(llvm::ArrayRef<int64_t> offset,

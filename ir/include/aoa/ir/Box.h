@@ -17,6 +17,8 @@
 #ifndef AOA_IR_BOX_H
 #define AOA_IR_BOX_H
 
+#include "aoa/ir/InlineIntervals.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -28,24 +30,6 @@
 
 namespace aoa {
 
-/// The half-open interval [begin, end); empty when end <= begin.
-struct Interval {
-  int64_t begin = 0;
-  int64_t end = 0;
-
-  /// Number of elements (0 when empty, never negative).
-  int64_t size() const { return end > begin ? end - begin : 0; }
-  bool isEmpty() const { return end <= begin; }
-  bool contains(int64_t x) const { return begin <= x && x < end; }
-
-  friend bool operator==(const Interval &a, const Interval &b) {
-    return a.begin == b.begin && a.end == b.end;
-  }
-  friend bool operator!=(const Interval &a, const Interval &b) {
-    return !(a == b);
-  }
-};
-
 /// The common part of two intervals, or nullopt when it is empty.
 std::optional<Interval> intersect(const Interval &a, const Interval &b);
 
@@ -55,17 +39,12 @@ public:
   Box() = default;
   Box(const Box &) = default;
   Box &operator=(const Box &) = default;
-  /// A SmallVector's move never allocates here (inline elements are copied
-  /// into inline storage of the same size, a heap buffer is taken over), so
-  /// moves are noexcept: vectors of boxes, and of structs that hold boxes,
-  /// then move their elements when they grow instead of copying them.
-  Box(Box &&other) noexcept : dims_(std::move(other.dims_)) {}
-  Box &operator=(Box &&other) noexcept {
-    dims_ = std::move(other.dims_);
-    return *this;
-  }
-  explicit Box(llvm::ArrayRef<Interval> dims)
-      : dims_(dims.begin(), dims.end()) {}
+  /// Moves never allocate (InlineIntervals.h), so they are noexcept: vectors
+  /// of boxes, and of structs that hold boxes, then move their elements when
+  /// they grow instead of copying them.
+  Box(Box &&other) noexcept = default;
+  Box &operator=(Box &&other) noexcept = default;
+  explicit Box(llvm::ArrayRef<Interval> dims) : dims_(dims) {}
   /// The box [offset[i], offset[i] + shape[i]) per dimension.
   /// Precondition: offset.size() == shape.size(); extra entries of the longer
   /// vector are ignored. Use `fromOffsetShape` for unvalidated input.
@@ -121,7 +100,7 @@ public:
 private:
   /// Inline up to rank 3 (a plan and its transfers hold millions of boxes;
   /// most tensors have at most 3 axes), on the heap beyond.
-  llvm::SmallVector<Interval, 3> dims_;
+  InlineIntervals dims_;
 };
 
 /// The common part of two boxes, or nullopt when it is empty in some
