@@ -14,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 #include "FastCast.h"
 
+#include "CastMismatch.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -40,33 +42,11 @@ std::vector<unsigned char> everyPattern(size_t bytes, int copies) {
 }
 
 /// The first of `count` results at `out` that differs from the element
-/// conversion of the source at `in`, as text; empty when all agree.
+/// conversion of the source at `in`; empty when all agree.
 template <DType From, DType To>
 std::string firstMismatch(const unsigned char *in, const unsigned char *out,
                           size_t count) {
-  using Src = typename ElementStorage<From>::type;
-  using Dst = typename ElementStorage<To>::type;
-  for (size_t i = 0; i < count; ++i) {
-    Src value;
-    std::memcpy(&value, in + i * sizeof(Src), sizeof(Src));
-    Dst expected = CastElement<From, To>::convert(value);
-    if (std::memcmp(&expected, out + i * sizeof(Dst), sizeof(Dst)) != 0) {
-      uint64_t inBits = 0, outBits = 0, expectedBits = 0;
-      std::memcpy(&inBits, &value, sizeof(Src));
-      std::memcpy(&outBits, out + i * sizeof(Dst), sizeof(Dst));
-      std::memcpy(&expectedBits, &expected, sizeof(Dst));
-      char text[160];
-      std::snprintf(text, sizeof(text),
-                    "%s -> %s: input 0x%llx (element %zu) gives 0x%llx, the "
-                    "element conversion 0x%llx",
-                    std::string(dtypeName(From)).c_str(),
-                    std::string(dtypeName(To)).c_str(),
-                    (unsigned long long)inBits, i, (unsigned long long)outBits,
-                    (unsigned long long)expectedBits);
-      return text;
-    }
-  }
-  return "";
+  return test::firstCastMismatch<From, To>(in, out, count);
 }
 
 /// castRunWith(`kernels`) of every pattern of `From` (four times for an

@@ -14,6 +14,8 @@
 #include "aoa/runtime/transforms/Cast.h"
 #include "aoa/runtime/transforms/StridedCopyElement.h"
 
+#include "CastMismatch.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -33,8 +35,7 @@ constexpr DType kFloatDTypes[] = {DType::F64,   DType::F32,    DType::F16,
                                   DType::F8E8M0};
 
 /// The first input whose castElements result differs in its bits from the
-/// scalar reference, as "input 0x... gives 0x..., the reference 0x...";
-/// empty when all agree. `inputs` holds elements of `From`'s storage.
+/// scalar reference (test::castMismatchText); empty when all agree. `inputs` holds elements of `From`'s storage.
 template <DType From, DType To>
 std::string firstMismatch(const std::vector<unsigned char> &inputs,
                           size_t srcOffset = 0, size_t dstOffset = 0) {
@@ -46,30 +47,8 @@ std::string firstMismatch(const std::vector<unsigned char> &inputs,
                                out.data() + dstOffset, count);
   if (!status)
     return status.error().message;
-  for (size_t i = 0; i < count; ++i) {
-    Src value;
-    std::memcpy(&value, inputs.data() + srcOffset + i * sizeof(Src),
-                sizeof(Src));
-    Dst expected = CastElement<From, To>::convert(value);
-    if (std::memcmp(&expected, out.data() + dstOffset + i * sizeof(Dst),
-                    sizeof(Dst)) != 0) {
-      uint64_t inBits = 0, outBits = 0, expectedBits = 0;
-      std::memcpy(&inBits, &value, sizeof(Src));
-      std::memcpy(&outBits, out.data() + dstOffset + i * sizeof(Dst),
-                  sizeof(Dst));
-      std::memcpy(&expectedBits, &expected, sizeof(Dst));
-      char text[160];
-      std::snprintf(text, sizeof(text),
-                    "%s -> %s: input 0x%llx (element %zu) gives 0x%llx, the "
-                    "reference 0x%llx",
-                    std::string(dtypeName(From)).c_str(),
-                    std::string(dtypeName(To)).c_str(),
-                    (unsigned long long)inBits, i, (unsigned long long)outBits,
-                    (unsigned long long)expectedBits);
-      return text;
-    }
-  }
-  return "";
+  return test::firstCastMismatch<From, To>(inputs.data() + srcOffset,
+                                           out.data() + dstOffset, count);
 }
 
 /// Runs firstMismatch for `from` against every other float dtype.
