@@ -139,7 +139,9 @@ public:
   }
 
 private:
-  bool expand(CompilationState &state, const Statement &statement,
+  /// Appends the statements `statement` expands to; one that no id
+  /// applies to is moved over as it is.
+  bool expand(CompilationState &state, Statement &statement,
               bool offsetMacro, std::vector<Statement> &out);
 };
 
@@ -287,13 +289,13 @@ std::vector<Name> substituteNames(const std::vector<Name> &names,
   return result;
 }
 
-bool ExpandIdsPass::expand(CompilationState &state, const Statement &statement,
+bool ExpandIdsPass::expand(CompilationState &state, Statement &statement,
                            bool offsetMacro, std::vector<Statement> &out) {
   bool applies = false;
   if (!parseNames(state, statement, offsetMacro, applies))
     return false;
   if (!applies) {
-    out.push_back(statement);
+    out.push_back(std::move(statement));
     return true;
   }
   Template tmpl = findTemplate(statement, state.program.reverse, offsetMacro);
@@ -356,7 +358,7 @@ bool ExpandIdsPass::run(CompilationState &state) {
   bool ok = true;
   for (bool offsetMacro : {true, false}) {
     std::vector<Statement> out;
-    for (const Statement &statement : state.program.statements)
+    for (Statement &statement : state.program.statements)
       ok &= expand(state, statement, offsetMacro, out);
     state.program.statements = std::move(out);
     if (!ok)

@@ -51,10 +51,11 @@ bool LowerFusedFfnPass::run(CompilationState &state) {
   std::vector<Statement> out;
   bool ok = true;
   size_t index = 0;
-  for (const Statement &statement : state.program.statements) {
+  for (Statement &statement : state.program.statements) {
     ++index;
     if (!statement.hasTag(MacroTag::FusedFfn)) {
-      out.push_back(statement);
+      // (Moved, not copied: a large model has tens of thousands.)
+      out.push_back(std::move(statement));
       continue;
     }
     FusedExpansion e(state, statement, name(), index);

@@ -28,13 +28,14 @@ public:
   bool run(CompilationState &state) override {
     std::vector<Statement> out;
     size_t index = 0;
-    for (const Statement &statement : state.program.statements) {
+    for (Statement &statement : state.program.statements) {
       ++index;
       bool any = false;
       for (const Name &name : statement.lhs)
         any |= name.transposed;
       if (!any) {
-        out.push_back(statement);
+        // (Moved, not copied: a large model has tens of thousands.)
+        out.push_back(std::move(statement));
         continue;
       }
       std::map<std::string, std::string> temporaries;
