@@ -9,6 +9,7 @@ packages=(
   default-jre-headless antlr4 libantlr4-runtime-dev uuid-dev   # grammar
   llvm-14-dev llvm-14-tools                                    # Support/ADT, lit, FileCheck
   nlohmann-json3-dev libsimdjson-dev libxxhash-dev             # formats, hashing
+  libmimalloc-dev                                              # aoa-compile's allocator
   libgtest-dev libgmock-dev libbenchmark-dev                   # tests, benchmarks
   openmpi-bin libopenmpi-dev                                   # mpi backend
   python3-dev pybind11-dev python3-pybind11                    # the Python module (python/)

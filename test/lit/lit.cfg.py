@@ -27,3 +27,8 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "I
 config.environment["PATH"] = os.pathsep.join(
     [bin_dir, lit_config.params["llvm_tools_dir"], config.environment.get("PATH", "")])
 config.environment["NO_COLOR"] = "1"
+
+# aoa-compile and aoa-plan run on mimalloc when the build links it
+# (AOA_USE_MIMALLOC); their --version says which allocator serves malloc.
+if lit_config.params.get("enable_mimalloc", "OFF").upper() in ("1", "ON", "TRUE", "YES"):
+    config.available_features.add("mimalloc")

@@ -8,6 +8,8 @@
 #include "aoa/ir/ByteSize.h"
 #include "aoa/runtime/support/ThreadPool.h"
 
+#include "ToolAllocator.h"
+
 #include "llvm/Support/CommandLine.h"
 
 #include <cstdio>
@@ -161,7 +163,9 @@ static cl::opt<bool> verifyPlan(
 
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
-  cl::SetVersionPrinter([](raw_ostream &os) { os << "aoa-compile 0.1.0\n"; });
+  cl::SetVersionPrinter([](raw_ostream &os) {
+    os << "aoa-compile 0.1.0\nallocator: " << aoa::toolAllocatorName() << "\n";
+  });
   cl::ParseCommandLineOptions(
       argc, argv,
       "aoa-compile: compile AOA checkpoint-conversion statements\n\n"

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "aoa/driver/PlanToolDriver.h"
 
+#include "ToolAllocator.h"
+
 #include "llvm/Support/CommandLine.h"
 
 #include <cstdlib>
@@ -51,7 +53,9 @@ static cl::opt<std::string> outputPath(
 
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
-  cl::SetVersionPrinter([](raw_ostream &os) { os << "aoa-plan 0.1.0\n"; });
+  cl::SetVersionPrinter([](raw_ostream &os) {
+    os << "aoa-plan 0.1.0\nallocator: " << aoa::toolAllocatorName() << "\n";
+  });
   cl::ParseCommandLineOptions(
       argc, argv,
       "aoa-plan: inspect and convert transfer plans\n\n"
