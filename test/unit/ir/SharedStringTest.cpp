@@ -10,7 +10,9 @@
 
 #include <map>
 #include <sstream>
+#include <thread>
 #include <unordered_map>
+#include <vector>
 
 using namespace aoa;
 
@@ -51,6 +53,43 @@ TEST(SharedStringTest, CopiesShareAndEqualTextFromElsewhereCompares) {
   EXPECT_FALSE(b.sharesWith(a)); // made separately
   EXPECT_EQ(a, b);
   EXPECT_EQ(std::hash<SharedString>()(a), std::hash<SharedString>()(b));
+}
+
+TEST(SharedStringTest, IsOnePointerAndOutlivesItsFirstOwner) {
+  // Two per stored tensor, millions of tensors: one pointer each.
+  EXPECT_EQ(sizeof(SharedString), sizeof(void *));
+  SharedString kept;
+  {
+    SharedString first(std::string("model.layers.3.self_attn.o_proj.weight"));
+    kept = first;
+    SharedString moved = std::move(first);
+    EXPECT_TRUE(first.empty());
+    EXPECT_TRUE(moved.sharesWith(kept));
+  }
+  EXPECT_EQ(kept, "model.layers.3.self_attn.o_proj.weight");
+  const SharedString &alias = kept;
+  kept = alias; // self-assignment keeps the string
+  EXPECT_EQ(kept, "model.layers.3.self_attn.o_proj.weight");
+}
+
+TEST(SharedStringTest, CopiesOnSeveralThreadsShareOneCount) {
+  // The schedule and the binary writer copy and drop a plan's names on
+  // several threads; a count that is not atomic frees the string early
+  // (ASan reports the use after free).
+  SharedString shared(std::string("model.embed_tokens.weight"));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&shared] {
+      for (int i = 0; i < 20000; ++i) {
+        SharedString copy = shared;
+        SharedString other = copy;
+        copy = SharedString();
+        ASSERT_EQ(other.size(), 25u);
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(shared, "model.embed_tokens.weight");
 }
 
 TEST(SharedStringTest, PoolHandsOutOneStringPerText) {
