@@ -175,7 +175,7 @@ std::string renderDiagnostic(const Diagnostic &diagnostic,
 }
 
 namespace {
-size_t editDistance(const std::string &a, const std::string &b) {
+size_t editDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j)
     row[j] = j;
@@ -191,20 +191,31 @@ size_t editDistance(const std::string &a, const std::string &b) {
   }
   return row[b.size()];
 }
-} // namespace
 
-std::string closestSpelling(const std::string &word,
-                            const std::vector<std::string> &candidates) {
-  std::string best;
+template <typename Text>
+std::string closestAmong(std::string_view word,
+                         const std::vector<Text> &candidates) {
+  std::string_view best;
   size_t bestDistance = std::max<size_t>(2, word.size() / 3) + 1;
-  for (const std::string &candidate : candidates) {
+  for (std::string_view candidate : candidates) {
     size_t distance = editDistance(word, candidate);
     if (distance < bestDistance && distance < word.size()) {
       bestDistance = distance;
       best = candidate;
     }
   }
-  return best;
+  return std::string(best);
+}
+} // namespace
+
+std::string closestSpelling(const std::string &word,
+                            const std::vector<std::string> &candidates) {
+  return closestAmong(word, candidates);
+}
+
+std::string closestSpelling(const std::string &word,
+                            const std::vector<std::string_view> &candidates) {
+  return closestAmong(word, candidates);
 }
 
 } // namespace aoa

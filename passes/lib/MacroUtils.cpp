@@ -43,17 +43,13 @@ Attribute makeStringAttribute(std::string key, std::string value,
   return attribute;
 }
 
-std::pair<std::vector<std::string>::const_iterator,
-          std::vector<std::string>::const_iterator>
-keysWithPrefix(const std::vector<std::string> &sortedKeys,
+std::pair<std::vector<std::string_view>::const_iterator,
+          std::vector<std::string_view>::const_iterator>
+keysWithPrefix(const std::vector<std::string_view> &sortedKeys,
                std::string_view prefix) {
-  auto begin = std::lower_bound(sortedKeys.begin(), sortedKeys.end(), prefix,
-                                [](const std::string &key, std::string_view p) {
-                                  return std::string_view(key) < p;
-                                });
+  auto begin = std::lower_bound(sortedKeys.begin(), sortedKeys.end(), prefix);
   auto end = begin;
-  while (end != sortedKeys.end() &&
-         std::string_view(*end).substr(0, prefix.size()) == prefix)
+  while (end != sortedKeys.end() && end->substr(0, prefix.size()) == prefix)
     ++end;
   return {begin, end};
 }

@@ -23,9 +23,9 @@ Attribute makeStringAttribute(std::string key, std::string value,
                               SourceLocation location);
 
 /// Keys of `sortedKeys` that start with `prefix` (a binary search).
-std::pair<std::vector<std::string>::const_iterator,
-          std::vector<std::string>::const_iterator>
-keysWithPrefix(const std::vector<std::string> &sortedKeys,
+std::pair<std::vector<std::string_view>::const_iterator,
+          std::vector<std::string_view>::const_iterator>
+keysWithPrefix(const std::vector<std::string_view> &sortedKeys,
                std::string_view prefix);
 
 /// True when `text` is a run of decimal digits.

@@ -72,7 +72,7 @@ private:
                    "'" + printValueName(name) +
                        "' is neither a source key nor assigned by an earlier "
                        "statement");
-    std::vector<std::string> candidates = state_.source.names();
+    std::vector<std::string_view> candidates = state_.source.names();
     for (const auto &[assigned, _] : df_.values)
       if (!assigned.temporary)
         candidates.push_back(assigned.text);

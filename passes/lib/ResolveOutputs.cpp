@@ -235,7 +235,8 @@ private:
     for (const auto &[name, value] : df_.values)
       if (!name.temporary && value.view && value.uses == 0)
         leaves.insert(name.text);
-    for (const std::string &key : state_.source.modelKeys()) {
+    for (std::string_view modelKey : state_.source.modelKeys()) {
+      std::string key(modelKey);
       if (df_.values.count(ValueName{key, false}))
         continue;
       auto id = df_.inputIds.find(key);

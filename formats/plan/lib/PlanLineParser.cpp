@@ -490,7 +490,8 @@ bool LineParser::instructionWithResults() {
     return scan_.expected("an opcode (read, recv or copy)");
   scan_.fail(opcodeAt, "unknown instruction " + quote(opcode));
   std::string suggestion =
-      closestSpelling(std::string(opcode), {"read", "recv", "copy"});
+      closestSpelling(std::string(opcode),
+                      std::vector<std::string_view>{"read", "recv", "copy"});
   if (!suggestion.empty())
     scan_.setHint("did you mean '" + suggestion + "'?");
   return false;

@@ -20,6 +20,7 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace aoa {
@@ -127,6 +128,8 @@ std::string renderDiagnostic(const Diagnostic &diagnostic,
 /// max(2, a third of the word's length)), or an empty string.
 std::string closestSpelling(const std::string &word,
                             const std::vector<std::string> &candidates);
+std::string closestSpelling(const std::string &word,
+                            const std::vector<std::string_view> &candidates);
 
 } // namespace aoa
 

@@ -36,10 +36,12 @@ public:
   const ShardMetadata *metadata() const { return metadata_; }
 
   /// Every name a statement may use for this side, sorted: the model keys
-  /// (optimizer suffixes stripped) and the stored keys themselves.
-  const std::vector<std::string> &names() const { return names_; }
+  /// (optimizer suffixes stripped) and the stored keys themselves. Views of
+  /// the metadata's interned keys, like everything a KeySpace holds: the
+  /// metadata must outlive it.
+  const std::vector<std::string_view> &names() const { return names_; }
   /// Model keys only, sorted.
-  const std::vector<std::string> &modelKeys() const { return modelKeys_; }
+  const std::vector<std::string_view> &modelKeys() const { return modelKeys_; }
   bool contains(std::string_view name) const {
     return nameSet_.count(name) != 0;
   }
@@ -67,9 +69,8 @@ private:
   const ShardMetadata *metadata_ = nullptr;
   std::string sideName_;
   std::string path_;
-  std::vector<std::string> names_;
-  std::vector<std::string> modelKeys_;
-  /// Views of the metadata's interned keys.
+  std::vector<std::string_view> names_;
+  std::vector<std::string_view> modelKeys_;
   std::unordered_set<std::string_view> nameSet_;
   std::unordered_set<std::string_view> modelKeySet_;
 };
