@@ -58,55 +58,6 @@ private:
 
 constexpr size_t kStdoutHoldLimit = 64u << 20;
 
-/// Passes everything to the file's own buffer and, every `chunk` bytes,
-/// asks the kernel to start writing what came so far back to disk
-/// (sync_file_range, which does not wait): the fsync of commit() then waits
-/// only for the tail, where a plan of hundreds of MB had it wait for all.
-class WritebackBuffer : public std::streambuf {
-public:
-  WritebackBuffer(std::filebuf &file, int fd, uint64_t chunk)
-      : file_(file), fd_(fd), chunk_(chunk) {}
-
-protected:
-  std::streamsize xsputn(const char *s, std::streamsize n) override {
-    std::streamsize put = file_.sputn(s, n);
-    unflushed_ += uint64_t(put);
-    if (unflushed_ >= chunk_)
-      startWriteback();
-    return put;
-  }
-  int_type overflow(int_type c) override {
-    if (traits_type::eq_int_type(c, traits_type::eof()))
-      return traits_type::not_eof(c);
-    char ch = traits_type::to_char_type(c);
-    return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
-  }
-  int sync() override { return file_.pubsync(); }
-  pos_type seekoff(off_type off, std::ios_base::seekdir dir,
-                   std::ios_base::openmode which) override {
-    return file_.pubseekoff(off, dir, which);
-  }
-  pos_type seekpos(pos_type pos, std::ios_base::openmode which) override {
-    return file_.pubseekpos(pos, which);
-  }
-
-private:
-  void startWriteback() {
-    unflushed_ = 0;
-    if (file_.pubsync() != 0)
-      return; // the stream's own error reports it
-    // Only a hint: whatever it does, commit()'s fsync makes the file durable.
-    (void)::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
-  }
-
-  std::filebuf &file_;
-  int fd_;
-  uint64_t chunk_;
-  uint64_t unflushed_ = 0;
-};
-
-constexpr uint64_t kWritebackChunk = 32u << 20;
-
 } // namespace
 
 std::optional<OutputFile> OutputFile::open(const std::string &path,
@@ -147,16 +98,6 @@ std::optional<OutputFile> OutputFile::open(const std::string &path,
     out.done_ = true;
     return std::nullopt;
   }
-  out.syncFd_ = runtime::FileDescriptor(
-      ::open(out.temporary_.c_str(), O_WRONLY | O_CLOEXEC));
-  if (!out.syncFd_.isOpen()) {
-    error = "cannot open '" + out.temporary_ + "': " + std::strerror(errno);
-    out.discard();
-    return std::nullopt;
-  }
-  out.writeback_ = std::make_unique<WritebackBuffer>(
-      *out.file_->rdbuf(), out.syncFd_.get(), kWritebackChunk);
-  out.writebackStream_ = std::make_unique<std::ostream>(out.writeback_.get());
   return out;
 }
 
@@ -164,10 +105,8 @@ OutputFile::OutputFile(OutputFile &&other) noexcept
     : path_(std::move(other.path_)), temporary_(std::move(other.temporary_)),
       stdout_(other.stdout_), spill_(std::move(other.spill_)),
       spillStream_(std::move(other.spillStream_)),
-      file_(std::move(other.file_)), syncFd_(std::move(other.syncFd_)),
-      writeback_(std::move(other.writeback_)),
-      writebackStream_(std::move(other.writebackStream_)),
-      inPlace_(other.inPlace_), done_(other.done_) {
+      file_(std::move(other.file_)), inPlace_(other.inPlace_),
+      done_(other.done_) {
   other.done_ = true;
 }
 
@@ -185,8 +124,6 @@ void OutputFile::discard() {
 }
 
 std::ostream &OutputFile::stream() {
-  if (writebackStream_)
-    return *writebackStream_;
   if (file_)
     return *file_;
   return *spillStream_;
@@ -201,11 +138,8 @@ std::optional<std::string> OutputFile::commit() {
       return std::string("cannot write to standard output");
     return std::nullopt;
   }
-  if (writebackStream_)
-    writebackStream_->flush();
   file_->flush();
-  bool written = static_cast<bool>(*file_) &&
-                 (!writebackStream_ || static_cast<bool>(*writebackStream_));
+  bool written = static_cast<bool>(*file_);
   int savedErrno = errno;
   file_->close();
   const std::string &writtenTo = inPlace_ ? path_ : temporary_;
@@ -218,15 +152,18 @@ std::optional<std::string> OutputFile::commit() {
     done_ = true;
     return std::nullopt;
   }
-  // The stream hides its descriptor; fsync through the second one flushes
-  // the same file.
-  int syncError = ::fsync(syncFd_.get()) != 0 ? errno : syncFd_.close();
-  if (syncError != 0) {
+  // The stream hides its descriptor; fsync through a second one flushes the
+  // same file.
+  int fd = ::open(temporary_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
     std::string message =
-        "cannot fsync '" + temporary_ + "': " + std::strerror(syncError);
+        "cannot fsync '" + temporary_ + "': " + std::strerror(errno);
+    if (fd >= 0)
+      ::close(fd);
     discard();
     return message;
   }
+  ::close(fd);
   if (::rename(temporary_.c_str(), path_.c_str()) != 0) {
     std::string message = "cannot rename '" + temporary_ + "' to '" + path_ +
                           "': " + std::strerror(errno);

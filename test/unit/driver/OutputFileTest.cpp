@@ -1,9 +1,9 @@
 //===- OutputFileTest.cpp - Outputs appear whole or not at all -------------===//
 //
 // A plan of hundreds of MB streams through OutputFile: sections written in
-// batches, the header last (a seek back to the start), the kernel asked to
-// write the temporary back every 32 MiB. The committed file must hold exactly
-// the bytes written, and nothing may be left behind when a run fails.
+// batches, the header last (a seek back to the start). The committed file
+// must hold exactly the bytes written, and nothing may be left behind when a
+// run fails.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/driver/OutputFile.h"
@@ -36,8 +36,7 @@ TEST(OutputFileTest, ALargeOutputWithItsHeaderWrittenLastCommitsWhole) {
   std::string error;
   std::optional<OutputFile> out = OutputFile::open(path, unusedStdout, error);
   ASSERT_TRUE(out) << error;
-  // 100 MiB in uneven pieces: past several writeback chunks, with writes
-  // that straddle their boundaries.
+  // 100 MiB in uneven pieces, larger than the stream's buffer.
   std::string body = pattern(100u << 20);
   std::ostream &stream = out->stream();
   stream.write("HEADER??", 8);

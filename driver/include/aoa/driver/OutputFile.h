@@ -2,8 +2,7 @@
 //
 // Outputs appear whole or not at all: text goes to a temporary file in the
 // destination's directory, and only commit() makes it the output (fsync,
-// rename; the kernel is asked to write the temporary back as it grows, so
-// the fsync waits only for its tail). Output to standard output ("-") is held in memory until commit, so
+// rename). Output to standard output ("-") is held in memory until commit, so
 // a failed run prints nothing there either, up to 64 MiB: beyond that it
 // streams (a failure then leaves printed text, and the exit code says so).
 // A path that exists and is neither a regular file nor a directory (a device
@@ -13,8 +12,6 @@
 //===----------------------------------------------------------------------===//
 #ifndef AOA_DRIVER_OUTPUTFILE_H
 #define AOA_DRIVER_OUTPUTFILE_H
-
-#include "aoa/runtime/support/FileDescriptor.h"
 
 #include <fstream>
 #include <iosfwd>
@@ -54,11 +51,6 @@ private:
   std::unique_ptr<std::streambuf> spill_;
   std::unique_ptr<std::ostream> spillStream_;
   std::unique_ptr<std::ofstream> file_;
-  /// The temporary: a second descriptor of it, for writeback and fsync, and
-  /// the stream that writes through file_ and starts the writeback.
-  runtime::FileDescriptor syncFd_;
-  std::unique_ptr<std::streambuf> writeback_;
-  std::unique_ptr<std::ostream> writebackStream_;
   /// Writing `path_` itself (a device or a pipe), not a temporary.
   bool inPlace_ = false;
   bool done_ = false;
