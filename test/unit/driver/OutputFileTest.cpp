@@ -36,12 +36,12 @@ TEST(OutputFileTest, ALargeOutputWithItsHeaderWrittenLastCommitsWhole) {
   std::string error;
   std::optional<OutputFile> out = OutputFile::open(path, unusedStdout, error);
   ASSERT_TRUE(out) << error;
-  // 100 MiB in uneven pieces, larger than the stream's buffer.
-  std::string body = pattern(100u << 20);
+  // 9 MiB in uneven pieces, each far larger than the stream's buffer.
+  std::string body = pattern(9u << 20);
   std::ostream &stream = out->stream();
   stream.write("HEADER??", 8);
   for (size_t at = 8; at < body.size();) {
-    size_t piece = std::min<size_t>(body.size() - at, 7u << 20 | 12345);
+    size_t piece = std::min<size_t>(body.size() - at, 1u << 20 | 12345);
     stream.write(body.data() + at, std::streamsize(piece));
     at += piece;
   }
@@ -66,7 +66,7 @@ TEST(OutputFileTest, AnOutputNeverCommittedLeavesNothing) {
     std::optional<OutputFile> out =
         OutputFile::open(dir.file("plan.bin"), unusedStdout, error);
     ASSERT_TRUE(out) << error;
-    std::string body = pattern(40u << 20);
+    std::string body = pattern(4u << 20);
     out->stream().write(body.data(), std::streamsize(body.size()));
   }
   EXPECT_TRUE(dir.list().empty());
