@@ -1,7 +1,7 @@
 //===- ToolAllocator.h - Which malloc a tool runs on -------------*- C++ -*-===//
 //
 // aoa-compile and aoa-plan link mimalloc when the build found it
-// (AOA_USE_MIMALLOC, docs/building.md). Linking is not the same as running
+// (AOA_USE_MIMALLOC, docs/compiler.md). Linking is not the same as running
 // on it: only a library loaded before the C library replaces malloc. So the
 // tools' --version asks the running process, by whether a block malloc just
 // returned lies in mimalloc's heap.
