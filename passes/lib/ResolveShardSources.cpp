@@ -143,8 +143,22 @@ uint32_t ShardSourceResolver::planFile(std::vector<plan::File> &files,
 const SharedString &ShardSourceResolver::interned(MetadataIds &ids,
                                                   uint32_t stringId) {
   SharedString &string = ids.strings[stringId];
-  if (string.empty()) // empty strings are interned again: harmless
-    string = names_.intern(ids.metadata->strings().get(stringId));
+  if (!string.empty()) // (empty strings are made again: harmless)
+    return string;
+  // A text the other side stores too (a key the conversion keeps) gets one
+  // string for both: found in the other metadata's own string table, and
+  // kept in both caches. No map of our own: a pool of every key cost 0.2 s.
+  std::string_view text = ids.metadata->strings().get(stringId);
+  MetadataIds &other = &ids == &sourceIds_ ? destinationIds_ : sourceIds_;
+  if (other.metadata)
+    if (std::optional<uint32_t> otherId = other.metadata->strings().find(text)) {
+      SharedString &shared = other.strings[*otherId];
+      if (shared.empty())
+        shared = SharedString(text);
+      string = shared;
+      return string;
+    }
+  string = SharedString(text);
   return string;
 }
 

@@ -57,8 +57,9 @@ private:
   /// answers its pieces, or says to ask finder_.
   void resolveShard(TensorRef tensor, const SharedString &key, ShardRef shard,
                     PieceAnswers &answers);
-  /// A metadata's files' ids in the plan and its strings in names_, by
-  /// the metadata's own ids, filled on first use: found by id, not by text.
+  /// A metadata's files' ids in the plan and its strings as the plan's
+  /// SharedStrings, by the metadata's own ids, filled on first use: found
+  /// by id, not by text.
   struct MetadataIds {
     const ShardMetadata *metadata = nullptr;
     std::vector<uint32_t> planFiles;
@@ -69,7 +70,8 @@ private:
   /// The plan's id of `shard`'s file, added to `files` when new.
   uint32_t planFile(std::vector<plan::File> &files, MetadataIds &ids,
                     ShardRef shard);
-  /// String `stringId` of ids.metadata, interned in names_.
+  /// String `stringId` of ids.metadata; one SharedString per distinct
+  /// text of both sides (a key both store is shared).
   const SharedString &interned(MetadataIds &ids, uint32_t stringId);
   plan::StoredTensor storedTensor(TensorRef tensor, const SharedString &key,
                                   const SharedString &name, ShardRef shard,
@@ -171,8 +173,6 @@ private:
   static constexpr uint32_t kNoTensor = UINT32_MAX;
   std::vector<uint32_t> sourceTensorIds_;
 
-  /// One string per distinct key and name of the plan's stored tensors.
-  SharedStringPool names_;
   MetadataIds sourceIds_, destinationIds_;
   /// (destination rank << 32 | source tensor) of every binding,
   /// deduplicated once at the end (countBroadcastBytes): a hash set of them
