@@ -59,9 +59,8 @@ void ShardSourceResolver::run() {
   fileReadBytes_.assign(source.files().size(), 0);
 
   // With threads, the pieces are answered ahead on a second thread.
-  PieceAnswers answers(state_, destination.tensorIdsByKey(),
-                       state_.threads > 1);
   llvm::ArrayRef<TensorId> order = destination.tensorIdsByKey();
+  PieceAnswers answers(state_, order, state_.threads > 1);
   for (size_t i = 0; i < order.size(); ++i) {
     TensorRef tensor = destination.tensor(order[i]);
     TargetUse use = answers.beginTensor(i);

@@ -41,14 +41,6 @@ std::vector<unsigned char> everyPattern(size_t bytes, int copies) {
   return all;
 }
 
-/// The first of `count` results at `out` that differs from the element
-/// conversion of the source at `in`; empty when all agree.
-template <DType From, DType To>
-std::string firstMismatch(const unsigned char *in, const unsigned char *out,
-                          size_t count) {
-  return test::firstCastMismatch<From, To>(in, out, count);
-}
-
 /// castRunWith(`kernels`) of every pattern of `From` (four times for an
 /// 8-bit source), after 0 to 32 leading elements (every lane position of a
 /// step; the counts leave tails of 0 to 32 elements), into a destination
@@ -80,7 +72,8 @@ template <DType From, DType To> void expectEveryPatternMatches(CastKernels k) {
             k, reinterpret_cast<const std::byte *>(in.data()),
             reinterpret_cast<std::byte *>(out), count, streamed);
         EXPECT_EQ(failure, kNoCastFailure);
-        EXPECT_EQ((firstMismatch<From, To>(in.data(), out, count)), "");
+        EXPECT_EQ((test::firstCastMismatch<From, To>(in.data(), out, count)),
+                  "");
       }
     }
     if constexpr (sizeof(Src) == sizeof(Dst)) {
@@ -89,7 +82,8 @@ template <DType From, DType To> void expectEveryPatternMatches(CastKernels k) {
       fastcast::castRunWith<From, To>(
           k, reinterpret_cast<const std::byte *>(inPlace.data()),
           reinterpret_cast<std::byte *>(inPlace.data()), count);
-      EXPECT_EQ((firstMismatch<From, To>(in.data(), inPlace.data(), count)),
+      EXPECT_EQ((test::firstCastMismatch<From, To>(in.data(), inPlace.data(),
+                                                   count)),
                 "");
     }
   }
@@ -135,7 +129,9 @@ template <DType From, DType To> void expectWholeStepsMatch() {
         reinterpret_cast<const std::byte *>(in.data()),
         reinterpret_cast<std::byte *>(out.data() + 1), count, false);
     EXPECT_EQ(done, count - count % step);
-    EXPECT_EQ((firstMismatch<From, To>(in.data(), out.data() + 1, done)), "");
+    EXPECT_EQ(
+        (test::firstCastMismatch<From, To>(in.data(), out.data() + 1, done)),
+        "");
     EXPECT_EQ(out[1 + done * sizeof(Dst)], 0xA5) << "written past the steps";
   }
 }

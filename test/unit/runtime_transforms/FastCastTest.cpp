@@ -35,7 +35,8 @@ constexpr DType kFloatDTypes[] = {DType::F64,   DType::F32,    DType::F16,
                                   DType::F8E8M0};
 
 /// The first input whose castElements result differs in its bits from the
-/// scalar reference (test::castMismatchText); empty when all agree. `inputs` holds elements of `From`'s storage.
+/// scalar reference (test::castMismatchText); empty when all agree.
+/// `inputs` holds elements of `From`'s storage.
 template <DType From, DType To>
 std::string firstMismatch(const std::vector<unsigned char> &inputs,
                           size_t srcOffset = 0, size_t dstOffset = 0) {
