@@ -98,7 +98,7 @@ void ShardSourceResolver::resolveShard(TensorRef tensor,
   uint32_t destinationTensor =
       static_cast<uint32_t>(state_.plan.destinationTensors.size());
   state_.plan.destinationTensors.push_back(storedTensor(
-      tensor, key, interned(destinationIds_, shard.nameId()), shard, file));
+      destinationIds_, tensor, key, interned(destinationIds_, shard.nameId()), shard, file));
   TensorDesc query;
   for (const FlatPiece &piece : storedPieces(shard)) {
     llvm::ArrayRef<MappingEntry> entries;
@@ -126,6 +126,7 @@ void ShardSourceResolver::MetadataIds::reset(const ShardMetadata &m) {
   metadata = &m;
   planFiles.assign(m.files().size(), kNoFile);
   strings.assign(m.strings().size(), SharedString());
+  shapes.assign(m.tensorCount(), SharedShape());
 }
 
 uint32_t ShardSourceResolver::planFile(std::vector<plan::File> &files,
@@ -161,18 +162,23 @@ const SharedString &ShardSourceResolver::interned(MetadataIds &ids,
   return string;
 }
 
-plan::StoredTensor ShardSourceResolver::storedTensor(TensorRef tensor,
-                                                     const SharedString &key,
-                                                     const SharedString &name,
-                                                     ShardRef shard,
-                                                     uint32_t file) {
+const SharedShape &ShardSourceResolver::sharedShape(MetadataIds &ids,
+                                                    TensorRef tensor) {
+  SharedShape &shape = ids.shapes[tensor.id()];
+  if (shape.empty()) // (rank-0 shapes are made again: they are null)
+    shape = SharedShape(tensor.globalShape());
+  return shape;
+}
+
+plan::StoredTensor ShardSourceResolver::storedTensor(
+    MetadataIds &ids, TensorRef tensor, const SharedString &key,
+    const SharedString &name, ShardRef shard, uint32_t file) {
   plan::StoredTensor t;
   t.file = file;
   t.name = name;
   t.key = key;
   t.dtype = tensor.dtype();
-  t.globalShape.assign(tensor.globalShape().begin(),
-                       tensor.globalShape().end());
+  t.globalShape = sharedShape(ids, tensor);
   t.box = Box(shard.globalOffset(), shard.localShape());
   if (std::optional<FlatElementRange> flat = shard.flatRange())
     t.flat = *flat;
@@ -188,7 +194,7 @@ uint32_t ShardSourceResolver::planSourceTensor(ShardId id) {
     uint32_t file = planFile(state_.plan.sourceFiles, sourceIds_, shard);
     TensorRef tensor = source.tensor(shard.tensorId());
     state_.plan.sourceTensors.push_back(
-        storedTensor(tensor, interned(sourceIds_, tensor.keyId()),
+        storedTensor(sourceIds_, tensor, interned(sourceIds_, tensor.keyId()),
                      interned(sourceIds_, shard.nameId()), shard, file));
   }
   return tensor;

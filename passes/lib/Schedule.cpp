@@ -339,11 +339,37 @@ private:
     rounds_ = empty ? 0 : round + 1;
   }
 
-  uint32_t addBuffer(plan::Round &round, DType dtype, const Box &region) {
-    plan::BufferDecl &decl = round.buffers.emplace_back();
-    decl.dtype = dtype;
+  /// A round's buffer shapes, one SharedShape per distinct shape: a round
+  /// declares thousands of buffers of a few shapes. Keys view the shapes.
+  struct ShapeOrder {
+    bool operator()(llvm::ArrayRef<int64_t> a,
+                    llvm::ArrayRef<int64_t> b) const {
+      return std::lexicographical_compare(a.begin(), a.end(), b.begin(),
+                                          b.end());
+    }
+  };
+  using RoundShapes =
+      std::map<llvm::ArrayRef<int64_t>, SharedShape, ShapeOrder>;
+
+  uint32_t addBuffer(plan::Round &round, RoundShapes &shapes, DType dtype,
+                     const Box &region) {
+    llvm::SmallVector<int64_t, 4> extents;
     for (const Interval &dim : region.dims())
-      decl.shape.push_back(dim.size());
+      extents.push_back(dim.size());
+    plan::BufferDecl decl;
+    decl.dtype = dtype;
+    // Most buffers have the shape of the one before them on their rank.
+    if (!round.buffers.empty() && round.buffers.back().shape == extents) {
+      decl.shape = round.buffers.back().shape;
+    } else {
+      auto found = shapes.find(extents);
+      if (found == shapes.end()) {
+        SharedShape shape(extents);
+        found = shapes.emplace(shape.extents(), shape).first;
+      }
+      decl.shape = found->second;
+    }
+    round.buffers.push_back(std::move(decl));
     return static_cast<uint32_t>(round.buffers.size() - 1);
   }
 
@@ -376,6 +402,7 @@ private:
       std::vector<Instruction> reads, exchange, tail;
     };
     std::map<uint32_t, RankLists> lists;
+    RoundShapes shapes;
     // (sender, receiver) -> buffers on each side, in group order.
     std::map<std::pair<uint32_t, uint32_t>,
              std::pair<llvm::SmallVector<uint32_t, 0>,
@@ -386,7 +413,8 @@ private:
       const Transfer &first = transfers[group.first];
       plan::Round &sourceRound = plan_.programs[first.sourceRank].rounds[r];
       DType type = sourceType(first);
-      uint32_t readBuffer = addBuffer(sourceRound, type, first.sourceRegion);
+      uint32_t readBuffer =
+          addBuffer(sourceRound, shapes, type, first.sourceRegion);
       Instruction read;
       read.opcode = Opcode::Read;
       read.buffer = readBuffer;
@@ -403,7 +431,8 @@ private:
           return a.first == t.destinationRank;
         });
         if (at == arrived.end()) {
-          uint32_t received = addBuffer(round, type, first.sourceRegion);
+          uint32_t received =
+              addBuffer(round, shapes, type, first.sourceRegion);
           auto &message = messages[{first.sourceRank, t.destinationRank}];
           message.first.push_back(readBuffer);
           message.second.push_back(received);
@@ -412,8 +441,8 @@ private:
         }
         uint32_t data = at->second;
         if (needsCopy(t)) {
-          uint32_t out =
-              addBuffer(round, destinationType(t), t.destinationRegion);
+          uint32_t out = addBuffer(round, shapes, destinationType(t),
+                                   t.destinationRegion);
           Instruction copy;
           copy.opcode = Opcode::Copy;
           copy.buffer = out;

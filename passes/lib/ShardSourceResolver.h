@@ -57,13 +57,15 @@ private:
   /// answers its pieces, or says to ask finder_.
   void resolveShard(TensorRef tensor, const SharedString &key, ShardRef shard,
                     PieceAnswers &answers);
-  /// A metadata's files' ids in the plan and its strings as the plan's
-  /// SharedStrings, by the metadata's own ids, filled on first use: found
-  /// by id, not by text.
+  /// A metadata's files' ids in the plan, its strings as the plan's
+  /// SharedStrings and its tensors' global shapes as SharedShapes (one per
+  /// key, for all its shards), by the metadata's own ids, filled on first
+  /// use: found by id, not by text.
   struct MetadataIds {
     const ShardMetadata *metadata = nullptr;
     std::vector<uint32_t> planFiles;
     std::vector<SharedString> strings;
+    std::vector<SharedShape> shapes;
     void reset(const ShardMetadata &m);
   };
   static constexpr uint32_t kNoFile = UINT32_MAX;
@@ -73,7 +75,10 @@ private:
   /// String `stringId` of ids.metadata; one SharedString per distinct
   /// text of both sides (a key both store is shared).
   const SharedString &interned(MetadataIds &ids, uint32_t stringId);
-  plan::StoredTensor storedTensor(TensorRef tensor, const SharedString &key,
+  /// The global shape of ids.metadata's `tensor`, one for all its shards.
+  const SharedShape &sharedShape(MetadataIds &ids, TensorRef tensor);
+  plan::StoredTensor storedTensor(MetadataIds &ids, TensorRef tensor,
+                                  const SharedString &key,
                                   const SharedString &name, ShardRef shard,
                                   uint32_t file);
   uint32_t planSourceTensor(ShardId id);

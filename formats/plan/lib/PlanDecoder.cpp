@@ -305,6 +305,7 @@ bool PlanDecoder::tensors(std::string_view bytes) {
   ByteCursor r(records);
   plan_.sourceTensors.resize(sources);
   plan_.destinationTensors.resize(destinations);
+  SharedShape lastShape;
   for (uint64_t i = 0; i < sources + destinations; ++i) {
     bool source = i < sources;
     plan::StoredTensor &t = source ? plan_.sourceTensors[i]
@@ -329,9 +330,14 @@ bool PlanDecoder::tensors(std::string_view bytes) {
                   ", but there are " + std::to_string(filesOfSide));
     if ((flags & ~(kTensorHasFlat | kTensorHasData)) || reserved)
       return fail(what + " has unknown flags");
-    if (!ints(pool, first, shapeRank, t.globalShape, what + "'s shape") ||
+    llvm::SmallVector<int64_t, 4> shape;
+    if (!ints(pool, first, shapeRank, shape, what + "'s shape") ||
         !box(pool, first + shapeRank, boxRank, t.box, what + "'s box"))
       return false;
+    // The shards of a key come one after another: they share one shape.
+    if (lastShape != shape)
+      lastShape = SharedShape(shape);
+    t.globalShape = lastShape;
     if (flags & kTensorHasFlat)
       t.flat = FlatElementRange{flatBegin, flatEnd};
     else if (flatBegin || flatEnd)

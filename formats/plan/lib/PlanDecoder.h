@@ -18,6 +18,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,8 +87,11 @@ private:
   bool lists(std::string_view bytes);
   bool program(uint32_t r, std::string_view bytes);
   bool rankArrays(std::string_view bytes, RankArrays &arrays);
+  /// A rank section's buffer shapes by (first integer, rank).
+  using BufferShapes = std::map<std::pair<uint64_t, uint32_t>, SharedShape>;
   bool buffer(ByteCursor &records, std::string_view pool,
-              plan::BufferDecl &decl, const std::string &what);
+              BufferShapes &shapes, plan::BufferDecl &decl,
+              const std::string &what);
   bool instruction(ByteCursor &records, const RankArrays &arrays,
                    plan::Instruction &in, const std::string &what);
   /// The fields `in`'s opcode uses point inside the plan; `buffers` is the

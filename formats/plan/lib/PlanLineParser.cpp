@@ -105,6 +105,17 @@ private:
     shape.assign(parsed.begin(), parsed.end());
     return true;
   }
+  /// A stored tensor's shape: the one already in `shape` (shared with the
+  /// tensors parsed before, which copied it) when the text is the same.
+  bool type(std::string_view what, DType &dtype, SharedShape &shape,
+            size_t *site) {
+    llvm::SmallVector<int64_t, 4> parsed;
+    if (!type(what, dtype, parsed, site))
+      return false;
+    if (shape != parsed)
+      shape = SharedShape(parsed);
+    return true;
+  }
   bool type(std::string_view what, DType &dtype,
             llvm::SmallVectorImpl<int64_t> &shape,
             size_t *site = nullptr);

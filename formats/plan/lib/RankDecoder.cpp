@@ -53,15 +53,27 @@ bool PlanDecoder::rankArrays(std::string_view bytes, RankArrays &arrays) {
 }
 
 bool PlanDecoder::buffer(ByteCursor &records, std::string_view pool,
-                         plan::BufferDecl &decl, const std::string &what) {
+                         BufferShapes &shapes, plan::BufferDecl &decl,
+                         const std::string &what) {
   uint8_t code = records.u8(), r1 = records.u8();
   uint16_t r2 = records.u16();
   uint32_t shapeRank = records.u32();
   uint64_t first = records.u64();
   if (r1 || r2)
     return fail(what + " has a reserved field that is not zero");
-  return dtype(code, decl.dtype, what) &&
-         ints(pool, first, shapeRank, decl.shape, what);
+  if (!dtype(code, decl.dtype, what))
+    return false;
+  // A section stores each distinct shape once: its buffers of one shape
+  // share one list.
+  SharedShape &shape = shapes[{first, shapeRank}];
+  if (shape.empty()) {
+    llvm::SmallVector<int64_t, 4> extents;
+    if (!ints(pool, first, shapeRank, extents, what))
+      return false;
+    shape = SharedShape(extents);
+  }
+  decl.shape = shape;
+  return true;
 }
 
 bool PlanDecoder::instruction(ByteCursor &records, const RankArrays &arrays,
@@ -143,6 +155,7 @@ bool PlanDecoder::program(uint32_t rankId, std::string_view bytes) {
   ByteCursor roundRecords(arrays.roundRecords),
       bufferRecords(arrays.bufferRecords),
       instructionRecords(arrays.instructionRecords);
+  BufferShapes shapes;
   uint64_t buffersLeft = arrays.buffers;
   uint64_t instructionsLeft = arrays.instructions;
   for (uint64_t k = 0; k < arrays.rounds; ++k) {
@@ -156,7 +169,7 @@ bool PlanDecoder::program(uint32_t rankId, std::string_view bytes) {
     instructionsLeft -= ni;
     round.buffers.resize(nb);
     for (uint32_t b = 0; b < nb; ++b)
-      if (!buffer(bufferRecords, arrays.pool, round.buffers[b],
+      if (!buffer(bufferRecords, arrays.pool, shapes, round.buffers[b],
                   roundName + ", buffer %" + std::to_string(b)))
         return false;
     round.instructions.resize(ni);

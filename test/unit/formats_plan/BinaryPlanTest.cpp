@@ -200,6 +200,19 @@ TEST(BinaryPlanTest, SamplePlanRoundTripsFieldByField) {
   EXPECT_EQ(printPlanText(*back), test::kSamplePlanText);
   EXPECT_FALSE(origin.sourceLayoutHash);
   EXPECT_FALSE(origin.destinationLayoutHash);
+  // A rank section stores each distinct shape once: the reader gives its
+  // buffers of one shape one list (plan::BufferDecl).
+  size_t sharedPairs = 0;
+  for (const plan::RankProgram &program : back->programs)
+    for (const plan::Round &round : program.rounds)
+      for (size_t i = 0; i < round.buffers.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+          if (round.buffers[i].shape == round.buffers[j].shape) {
+            EXPECT_TRUE(round.buffers[i].shape.sharesWith(
+                round.buffers[j].shape));
+            ++sharedPairs;
+          }
+  EXPECT_GT(sharedPairs, 0u);
 }
 
 TEST(BinaryPlanTest, EveryOptionalFieldAndTheOriginRoundTrip) {
@@ -297,6 +310,10 @@ TEST(BinaryPlanTest, ATensorTableOfManyPiecesRoundTrips) {
   std::optional<plan::Plan> back = decode(bytes, message);
   ASSERT_TRUE(back) << message;
   expectSamePlan(plan, *back);
+  // Tensors one after another with one shape share one list.
+  const std::vector<plan::StoredTensor> &read = back->sourceTensors;
+  for (size_t i = read.size() - 9999; i < read.size(); ++i)
+    ASSERT_TRUE(read[i].globalShape.sharesWith(read[i - 1].globalShape)) << i;
   // Through a file (the path aoa-compile takes), the same bytes.
   test::ScratchDirectory dir;
   std::string path = dir.file("p.bin");

@@ -50,6 +50,25 @@ TEST(PlanTextTest, RoundTripGivesTheSameBytesAndPlan) {
   EXPECT_EQ(printPlanText(*r.plan), sampleText());
 }
 
+TEST(PlanTextTest, TensorsOneAfterAnotherOfOneShapeShareIt) {
+  // The shards of a key are listed together and share one global shape
+  // (plan::StoredTensor): the reader shares a shape with the tensor before.
+  plan::Plan plan = samplePlan();
+  plan::StoredTensor copy = plan.sourceTensors[0];
+  for (const char *name : {"a.copy1", "a.copy2"}) {
+    copy.name = SharedString(name);
+    plan.sourceTensors.push_back(copy);
+  }
+  Read r(printPlanText(plan));
+  ASSERT_TRUE(r.plan) << r.all();
+  const std::vector<plan::StoredTensor> &read = r.plan->sourceTensors;
+  size_t n = read.size(); // ..., a.copy1, a.copy2
+  ASSERT_EQ(n, plan.sourceTensors.size());
+  EXPECT_TRUE(read[n - 1].globalShape.sharesWith(read[n - 2].globalShape));
+  EXPECT_EQ(read[n - 2].globalShape, read[0].globalShape);
+  EXPECT_FALSE(read[n - 2].globalShape.sharesWith(read[0].globalShape));
+}
+
 TEST(PlanTextTest, WritingIsDeterministic) {
   EXPECT_EQ(printPlanText(samplePlan()), printPlanText(samplePlan()));
   std::ostringstream os;

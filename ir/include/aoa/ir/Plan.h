@@ -25,6 +25,7 @@
 #include "aoa/ir/Box.h"
 #include "aoa/ir/DType.h"
 #include "aoa/ir/Permutation.h"
+#include "aoa/ir/SharedShape.h"
 #include "aoa/ir/SharedString.h"
 #include "aoa/ir/ShardMetadata.h"
 
@@ -78,9 +79,8 @@ struct StoredTensor {
   /// Shared: a plan repeats each key and name over many shards.
   SharedString name; ///< its name inside the file
   SharedString key;  ///< the checkpoint key it is a shard of
-  /// Of the key; inline up to 3 axes, as Box (a plan stores millions of
-  /// tensors).
-  llvm::SmallVector<int64_t, 3> globalShape;
+  /// Of the key: shared by its shards (a plan stores millions of tensors).
+  SharedShape globalShape;
   Box box;                          ///< the region of the key it holds
   /// Stored 1-D: elements [begin, end) of the row-major flattening of `box`.
   std::optional<FlatElementRange> flat;
@@ -148,8 +148,9 @@ private:
 /// A round-local dense buffer: `shape` elements of `dtype`.
 struct BufferDecl {
   DType dtype = DType::F32;
-  /// Inline up to 3 axes, as Box: a plan declares millions of buffers.
-  llvm::SmallVector<int64_t, 3> shape;
+  /// Shared: a plan declares millions of buffers, of a few shapes
+  /// (schedule and the plan readers share equal shapes).
+  SharedShape shape;
   int64_t bytes() const;
 };
 
