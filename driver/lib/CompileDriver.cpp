@@ -455,13 +455,24 @@ bool runPasses(const CompileOptions &options, Program program,
   }
   bool emitted;
   if (stage == PipelineStage::Plan) {
-    // The metadata, the key spaces, the statements, their ops and the
-    // dataflow are read up to resolve-shard-sources; verify and schedule
-    // work on its transfers and the plan alone: release them there, before
-    // schedule builds the plan beside the transfers (about 600 MB on the
-    // DeepSeek-V3 bench, whose peak they would otherwise raise by the
-    // dataflow's 176 MB; freeing its views costs ~0.17 s with mimalloc).
+    // The statements, the name links and the dataflow's named values go
+    // before resolve-shard-sources, whose stored tensors and transfers grow
+    // to the compile's peak: only the ops' diagnostics read the statements
+    // after (and keep what they show), only the dataflow's targets and
+    // inputs are read, and the pass erases the targets as it goes, so the
+    // views are freed while the plan grows. The metadata, the key spaces,
+    // the ops and the rest of the dataflow are read up to
+    // resolve-shard-sources; verify and schedule work on its transfers and
+    // the plan alone: they go there, before schedule builds the plan beside
+    // the transfers. (On the DeepSeek-V3 bench the compile's peak fell from
+    // 1,175 to about 990 MiB: bench/RESULTS.md.)
     instrumentation.afterPass = [&](const Pass &pass) {
+      if (std::string_view(pass.name()) == "derive-destination") {
+        ScopedTimeStep timer(timeReport, "[release-statements]");
+        releaseStatements(state);
+        state.dataflow.releaseValues();
+        return;
+      }
       if (std::string_view(pass.name()) != "resolve-shard-sources")
         return;
       ScopedTimeStep timer(timeReport, "[release-front-end]");
@@ -470,8 +481,7 @@ bool runPasses(const CompileOptions &options, Program program,
       state.derivedDestination.reset();
       layouts.source.reset();
       layouts.destination.reset();
-      state.program = Program();
-      state.chain = VarMappingChain();
+      state.releasedExpansions = {};
       state.ops = std::vector<Op>();
       state.dataflow = Dataflow();
     };

@@ -7,10 +7,15 @@ namespace aoa {
 
 InFlightDiagnostic reportAt(CompilationState &state, const Statement &statement,
                             SourceLocation location, std::string message) {
+  return reportAt(state, statement.expansion, location, std::move(message));
+}
+
+InFlightDiagnostic reportAt(CompilationState &state,
+                            llvm::ArrayRef<ExpansionStep> expansion,
+                            SourceLocation location, std::string message) {
   InFlightDiagnostic d = state.diags.error(location, std::move(message));
   if (state.program.enableTraceback)
-    for (auto step = statement.expansion.rbegin();
-         step != statement.expansion.rend(); ++step)
+    for (auto step = expansion.rbegin(); step != expansion.rend(); ++step)
       d.note(step->fromLocation,
              "in a statement expanded by " + step->pass + " from " +
                  step->fromText);
@@ -30,8 +35,21 @@ InFlightDiagnostic reportAtOp(CompilationState &state, size_t op,
     if (!producer.results[i].temporary && producer.results[i].text == name &&
         i < producer.resultLocations.size())
       at = producer.resultLocations[i];
-  return reportAt(state, state.program.statements[producer.statement], at,
-                  std::move(message));
+  llvm::ArrayRef<ExpansionStep> expansion;
+  if (producer.statement < state.program.statements.size())
+    expansion = state.program.statements[producer.statement].expansion;
+  else if (producer.statement < state.releasedExpansions.size())
+    expansion = state.releasedExpansions[producer.statement];
+  return reportAt(state, expansion, at, std::move(message));
+}
+
+void releaseStatements(CompilationState &state) {
+  std::vector<Statement> statements = std::move(state.program.statements);
+  state.program.statements.clear();
+  state.releasedExpansions.resize(statements.size());
+  for (size_t i = 0; i < statements.size(); ++i)
+    state.releasedExpansions[i] = std::move(statements[i].expansion);
+  state.chain = VarMappingChain();
 }
 
 std::string spellCast(const CompilationState &state, DType to, DType from) {

@@ -15,12 +15,10 @@ constexpr size_t kChunkTensors = 1024;
 
 } // namespace
 
-TargetUse targetUse(const Dataflow &dataflow, TensorRef tensor) {
-  auto binding = dataflow.targets.find(std::string(tensor.key()));
-  if (binding == dataflow.targets.end() ||
-      binding->second.kind == TargetBinding::Kind::Missing)
+TargetUse targetUse(const TargetBinding *binding) {
+  if (!binding || binding->kind == TargetBinding::Kind::Missing)
     return TargetUse::Skip;
-  if (binding->second.kind == TargetBinding::Kind::Added)
+  if (binding->kind == TargetBinding::Kind::Added)
     return TargetUse::Added;
   return TargetUse::Resolve;
 }
@@ -49,16 +47,37 @@ PieceAnswers::~PieceAnswers() {
     answering_.wait();
 }
 
+PieceAnswers::Target PieceAnswers::findTarget(TensorRef tensor) {
+  Dataflow &dataflow = state_.dataflow;
+  auto found = dataflow.targets.find(std::string(tensor.key()));
+  return found == dataflow.targets.end() ? Target{}
+                                         : Target{found, &found->second};
+}
+
+void PieceAnswers::releaseTargets(std::vector<Target> &targets) {
+  for (const Target &target : targets)
+    if (target.binding)
+      state_.dataflow.targets.erase(target.at);
+  targets.clear();
+}
+
 void PieceAnswers::startAfter(size_t previous, Chunk &chunk) {
   chunk.begin = previous;
   chunk.end = std::min(previous + kChunkTensors, tensors_.size());
-  answering_ = std::async(std::launch::async, [this, &chunk] { answer(chunk); });
+  answering_ = std::async(std::launch::async, [this, &chunk] {
+    // The chunk's targets are those of tensors the walk has left: they go
+    // first, beside the walk (which reads only its own tensors' targets).
+    releaseTargets(chunk.targets);
+    answer(chunk);
+  });
 }
 
 TargetUse PieceAnswers::beginTensor(size_t index) {
   if (!ahead_) {
+    releaseTargets(walked_); // the walk has left its tensor
     const ShardMetadata &destination = *state_.destination.metadata();
-    return targetUse(state_.dataflow, destination.tensor(tensors_[index]));
+    walked_.push_back(findTarget(destination.tensor(tensors_[index])));
+    return targetUse(walked_.back().binding);
   }
   while (index >= chunks_[current_].end) {
     answering_.get(); // rethrows what the thread threw
@@ -66,8 +85,15 @@ TargetUse PieceAnswers::beginTensor(size_t index) {
     nextAnswer_ = 0;
     startAfter(chunks_[current_].end, chunks_[current_ ^ 1]);
   }
+  currentTensor_ = index;
+  return targetUse(binding());
+}
+
+const TargetBinding *PieceAnswers::binding() const {
+  if (!ahead_)
+    return walked_.empty() ? nullptr : walked_.back().binding;
   const Chunk &chunk = chunks_[current_];
-  return chunk.uses[index - chunk.begin];
+  return chunk.targets[currentTensor_ - chunk.begin].binding;
 }
 
 PieceAnswers::Status PieceAnswers::next(llvm::ArrayRef<MappingEntry> &entries,
@@ -86,22 +112,23 @@ PieceAnswers::Status PieceAnswers::next(llvm::ArrayRef<MappingEntry> &entries,
 }
 
 void PieceAnswers::answer(Chunk &chunk) {
-  chunk.uses.clear();
+  chunk.targets.clear();
   chunk.answers.clear();
   chunk.usedEntries = 0;
   const ShardMetadata &destination = *state_.destination.metadata();
   TensorDesc query;
   for (size_t i = chunk.begin; i < chunk.end; ++i) {
     TensorRef tensor = destination.tensor(tensors_[i]);
-    chunk.uses.push_back(targetUse(state_.dataflow, tensor));
-    if (chunk.uses.back() != TargetUse::Resolve)
+    chunk.targets.push_back(findTarget(tensor));
+    const TargetBinding *binding = chunk.targets.back().binding;
+    if (targetUse(binding) != TargetUse::Resolve)
       continue;
     for (ShardRef shard : tensor.shards())
       for (const FlatPiece &piece : storedPieces(shard)) {
         query.assign(tensor.key(), piece.box, tensor.globalShape(),
                      tensor.dtype());
         PieceAnswer answer;
-        if (finder_.answer(query)) {
+        if (finder_.answer(query, binding)) {
           answer.status = Status::Answered;
           answer.firstEntry = uint32_t(chunk.usedEntries);
           llvm::ArrayRef<TensorId> sources = finder_.entrySources();

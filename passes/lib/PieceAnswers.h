@@ -22,6 +22,8 @@
 
 #include <array>
 #include <future>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace aoa {
@@ -32,7 +34,9 @@ enum class TargetUse {
   Added,   ///< `_ -> key`: the plan lists it, no data moves
   Resolve, ///< its shards are filled from the source
 };
-TargetUse targetUse(const Dataflow &dataflow, TensorRef tensor);
+/// What the pass does with a destination tensor of target `binding` (null:
+/// none).
+TargetUse targetUse(const TargetBinding *binding);
 
 /// The boxes a stored shard holds whole: its box, or its flat range's.
 std::vector<FlatPiece> storedPieces(ShardRef shard);
@@ -50,8 +54,16 @@ public:
   PieceAnswers &operator=(const PieceAnswers &) = delete;
 
   /// Moves the walk to tensor `index` of the tensors (each in turn) and
-  /// says what the pass does with it (targetUse).
+  /// says what the pass does with it (targetUse). The targets of the
+  /// tensors the walk has left are erased from the dataflow (each tensor is
+  /// walked once), so that their views are freed as the plan grows, on the
+  /// second thread when there is one: a walk never goes back, and a finder
+  /// holds the views it keeps (its piece indices).
   TargetUse beginTensor(size_t index);
+  /// The target of the tensor being walked (null: none). The walk reads
+  /// targets only through this: Dataflow::targets changes beside it. Ask
+  /// answers with ShardSourceFinder::answer(query, binding()).
+  const TargetBinding *binding() const;
 
   enum class Status {
     Answered,   ///< entries and sources hold the answer (valid until the
@@ -66,6 +78,16 @@ public:
               llvm::ArrayRef<TensorId> &sources);
 
 private:
+  /// A tensor's entry in Dataflow::targets; binding is null when it has
+  /// none.
+  struct Target {
+    std::unordered_map<std::string, TargetBinding>::iterator at;
+    TargetBinding *binding = nullptr;
+  };
+  Target findTarget(TensorRef tensor);
+  /// Erases `targets` from the dataflow, and clears the list.
+  void releaseTargets(std::vector<Target> &targets);
+
   struct PieceAnswer {
     Status status = Status::Ask;
     uint32_t firstEntry = 0;
@@ -74,7 +96,8 @@ private:
   /// The uses of tensors [begin, end) and the answers to their pieces.
   struct Chunk {
     size_t begin = 0, end = 0;
-    std::vector<TargetUse> uses; ///< by tensor - begin
+    /// By tensor - begin: the tensor's target.
+    std::vector<Target> targets;
     std::vector<PieceAnswer> answers;
     /// Reused from chunk to chunk, so that the entries' strings and
     /// vectors keep their memory.
@@ -94,6 +117,9 @@ private:
   std::array<Chunk, 2> chunks_;
   size_t current_ = 0;       ///< the chunk being handed out
   size_t nextAnswer_ = 0;    ///< in chunks_[current_].answers
+  size_t currentTensor_ = 0; ///< the tensor being walked
+  /// Not ahead: the target of the tensor being walked (at most one).
+  std::vector<Target> walked_;
   std::future<void> answering_; ///< the other chunk
 };
 

@@ -111,7 +111,7 @@ void ShardSourceResolver::resolveShard(TensorRef tensor,
     case PieceAnswers::Status::Ask:
       query.assign(tensor.key(), piece.box, tensor.globalShape(),
                    tensor.dtype());
-      if (!finder_.answer(query))
+      if (!finder_.answer(query, answers.binding()))
         continue;
       entries = finder_.entries();
       sources = finder_.entrySources();

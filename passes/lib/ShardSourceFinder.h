@@ -45,7 +45,16 @@ public:
 
   /// Answers one target: true with the entries in entries(), or false
   /// after reporting why (or because resolve-outputs already did).
-  bool answer(const TensorDesc &query) { return answerQuery(query); }
+  bool answer(const TensorDesc &query) {
+    auto found = df_.targets.find(query.key);
+    return answer(query,
+                  found == df_.targets.end() ? nullptr : &found->second);
+  }
+  /// The same for the query's target found already (null: none), without
+  /// reading Dataflow::targets.
+  bool answer(const TensorDesc &query, const TargetBinding *binding) {
+    return answerQuery(query, binding);
+  }
   /// The entries of the last successful answer; valid until the next call.
   llvm::ArrayRef<MappingEntry> entries() const {
     return llvm::ArrayRef<MappingEntry>(entries_).take_front(used_);
@@ -92,12 +101,20 @@ private:
   }
 
   /// The overlapping pieces, in piece order.
-  std::vector<uint32_t> overlapping(const View &view, const Box &query) {
+  std::vector<uint32_t> overlapping(const ViewRef &viewRef, const Box &query) {
+    const View &view = *viewRef;
     if (view.pieces.size() > kPieceIndexThreshold) {
-      std::unique_ptr<PieceIndex> &index = indices_[&view];
-      if (!index)
-        index = std::make_unique<PieceIndex>(view);
-      return index->overlapping(query);
+      // Queries come a destination key at a time, so a few indices serve
+      // them; each holds its view, which resolve-shard-sources may release
+      // from the dataflow meanwhile (Dataflow::targets).
+      if (indices_.size() >= kPieceIndicesKept && !indices_.count(&view))
+        indices_.clear();
+      IndexedView &indexed = indices_[&view];
+      if (!indexed.index) {
+        indexed.view = viewRef;
+        indexed.index = std::make_unique<PieceIndex>(view);
+      }
+      return indexed.index->overlapping(query);
     }
     std::vector<uint32_t> hits;
     for (uint32_t i = 0; i < view.pieces.size(); ++i)
@@ -125,12 +142,10 @@ private:
     return std::nullopt;
   }
 
-  bool answerQuery(const TensorDesc &query) {
-    auto found = df_.targets.find(query.key);
-    if (found == df_.targets.end() ||
-        found->second.kind == TargetBinding::Kind::Missing)
+  bool answerQuery(const TensorDesc &query, const TargetBinding *target) {
+    if (!target || target->kind == TargetBinding::Kind::Missing)
       return false; // reported by resolve-outputs
-    const TargetBinding &binding = found->second;
+    const TargetBinding &binding = *target;
     used_ = 0;
     gaveUp_ = false;
     if (binding.kind == TargetBinding::Kind::Added)
@@ -165,7 +180,7 @@ private:
                        splitOptimizerSuffix(query.key).second.empty();
     int64_t covered = 0;
     const Piece *hole = nullptr;
-    for (uint32_t i : overlapping(view, box)) {
+    for (uint32_t i : overlapping(binding.view, box)) {
       const Piece &piece = view.pieces[i];
       const InputTensor &input = df_.inputs[piece.input];
       Box region = *intersect(piece.view, box);
@@ -289,7 +304,12 @@ private:
 
   CompilationState &state_;
   Dataflow &df_;
-  std::unordered_map<const View *, std::unique_ptr<PieceIndex>> indices_;
+  struct IndexedView {
+    ViewRef view; ///< kept alive while its index is
+    std::unique_ptr<PieceIndex> index;
+  };
+  static constexpr size_t kPieceIndicesKept = 64;
+  std::unordered_map<const View *, IndexedView> indices_;
   ErrorBudget budget_;
   size_t queryIndex_ = 0;
   std::set<std::string> reportedMissing_, reportedDType_;

@@ -81,9 +81,20 @@ struct Dataflow {
 
   /// Bindings of every destination key (and every --queries key), or of
   /// the derived outputs without a destination layout (resolve-outputs).
+  /// resolve-shard-sources erases each as it leaves its key, so that the
+  /// views are freed while the plan grows (after releaseValues, the
+  /// targets hold the only references to them).
   std::unordered_map<std::string, TargetBinding> targets;
 
   const InputTensor &input(uint32_t id) const { return inputs[id]; }
+
+  /// Frees the named values and outputs, which nothing reads once
+  /// resolve-outputs has bound the targets (a plan compile, before
+  /// resolve-shard-sources).
+  void releaseValues() {
+    values = {};
+    outputs = {};
+  }
 
   /// The input for source key `key`, created on first use: a model key
   /// (shape and dtype from the key, or from its first optimizer state when
