@@ -135,7 +135,7 @@ public:
     return offset;
   }
   uint64_t count() const { return ints_.size() / 8; }
-  const std::string &bytes() const { return ints_.bytes(); }
+  std::string_view bytes() const { return ints_.bytes(); }
 
 private:
   /// The hash of a sequence -> the offset of its first copy.

@@ -8,8 +8,10 @@
 #ifndef AOA_FORMATS_PLAN_LIB_BYTECODING_H
 #define AOA_FORMATS_PLAN_LIB_BYTECODING_H
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -18,37 +20,63 @@ namespace binplan {
 
 class ByteWriter {
 public:
-  void u8(uint8_t v) { bytes_.push_back(char(v)); }
+  void u8(uint8_t v) { put(v, 1); }
   void u16(uint16_t v) { put(v, 2); }
   void u32(uint32_t v) { put(v, 4); }
   void u64(uint64_t v) { put(v, 8); }
   void i64(int64_t v) { put(uint64_t(v), 8); }
-  void raw(std::string_view data) { bytes_.append(data); }
+  void raw(std::string_view data) {
+    char *at = extend(data.size());
+    if (!data.empty())
+      std::memcpy(at, data.data(), data.size());
+  }
   /// Zero bytes up to the next multiple of 8.
-  void padTo8() { bytes_.append((8 - bytes_.size() % 8) % 8, '\0'); }
+  void padTo8() {
+    size_t pad = (8 - size_ % 8) % 8;
+    std::memset(extend(pad), 0, pad);
+  }
   /// Overwrites 8 bytes at `offset` (a field reserved earlier).
   void patch64(size_t offset, uint64_t v) {
     for (int i = 0; i < 8; ++i)
-      bytes_[offset + i] = char(uint8_t(v >> (8 * i)));
+      buffer_[offset + i] = char(uint8_t(v >> (8 * i)));
   }
-  size_t size() const { return bytes_.size(); }
-  void reserve(size_t bytes) { bytes_.reserve(bytes); }
-  const std::string &bytes() const { return bytes_; }
-  std::string take() { return std::move(bytes_); }
+  size_t size() const { return size_; }
+  void reserve(size_t bytes) {
+    if (buffer_.size() < bytes)
+      buffer_.resize(bytes);
+  }
+  std::string_view bytes() const { return {buffer_.data(), size_}; }
+  std::string take() {
+    buffer_.resize(size_);
+    size_ = 0;
+    return std::move(buffer_);
+  }
   /// Empties the writer and keeps its memory, for a writer reused as scratch.
-  void clear() { bytes_.clear(); }
+  void clear() { size_ = 0; }
 
 private:
+  /// `n` more bytes at the end, to be written by the caller. The buffer is
+  /// grown ahead and its length kept apart: a plan writes tens of millions
+  /// of fields, and std::string's append is a call each.
+  char *extend(size_t n) {
+    if (buffer_.size() - size_ < n)
+      buffer_.resize(std::max({2 * buffer_.size(), size_ + n, size_t(64)}));
+    char *at = buffer_.data() + size_;
+    size_ += n;
+    return at;
+  }
   void put(uint64_t v, int width) {
+    char *at = extend(size_t(width));
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     // The low `width` bytes of v in memory are its little-endian encoding.
-    bytes_.append(reinterpret_cast<const char *>(&v), size_t(width));
+    std::memcpy(at, &v, size_t(width));
 #else
     for (int i = 0; i < width; ++i)
-      bytes_.push_back(char(uint8_t(v >> (8 * i))));
+      at[i] = char(uint8_t(v >> (8 * i)));
 #endif
   }
-  std::string bytes_;
+  std::string buffer_; ///< [0, size_) written; the rest is room
+  size_t size_ = 0;
 };
 
 class ByteCursor {

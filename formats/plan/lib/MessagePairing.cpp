@@ -50,7 +50,7 @@ uint64_t messageHash(const Round &round, const Instruction &instruction,
     for (int64_t extent : buffer.shape)
       bytes.i64(extent);
   }
-  const std::string &data = bytes.bytes();
+  std::string_view data = bytes.bytes();
   return binplan::checksum(data.data(), data.size());
 }
 
