@@ -22,8 +22,6 @@
 
 #include <array>
 #include <future>
-#include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace aoa {
@@ -81,7 +79,7 @@ private:
   /// A tensor's entry in Dataflow::targets; binding is null when it has
   /// none.
   struct Target {
-    std::unordered_map<std::string, TargetBinding>::iterator at;
+    decltype(Dataflow::targets)::iterator at;
     TargetBinding *binding = nullptr;
   };
   Target findTarget(TensorRef tensor);
