@@ -338,12 +338,22 @@ bool PlanDecoder::tensors(std::string_view bytes) {
     if (lastShape != shape)
       lastShape = SharedShape(shape);
     t.globalShape = lastShape;
+    FlatElementRange flat{flatBegin, flatEnd};
+    plan::ByteRange data{dataBegin, dataEnd};
+    // The values that stand for none in memory (plan::StoredTensor) are
+    // refused as present ones: no tensor stores them.
+    if ((flags & kTensorHasFlat) && flat == PackedNone<FlatElementRange>::value())
+      return fail(what + " has the flat range [" + std::to_string(flatBegin) +
+                  ":" + std::to_string(flatEnd) + "], which no tensor stores");
+    if ((flags & kTensorHasData) && data == PackedNone<plan::ByteRange>::value())
+      return fail(what + " has the data offsets [" + std::to_string(dataBegin) +
+                  ":" + std::to_string(dataEnd) + "], which no file holds");
     if (flags & kTensorHasFlat)
-      t.flat = FlatElementRange{flatBegin, flatEnd};
+      t.flat = flat;
     else if (flatBegin || flatEnd)
       return fail(what + " has a flat range without its flag");
     if (flags & kTensorHasData)
-      t.data = plan::ByteRange{dataBegin, dataEnd};
+      t.data = data;
     else if (dataBegin || dataEnd)
       return fail(what + " has data offsets without their flag");
   }

@@ -434,8 +434,9 @@ bool LineParser::tensorLine(std::string_view keyword, LineKind kind,
     s.flat = scan_.position();
     FlatElementRange range;
     if (!scan_.expect('[', "'[' and the flat range, e.g. 'flat [0:4096]'") ||
-        !scan_.integer("the begin of the flat range", kMinInt64, kMaxInt64,
-                       range.begin) ||
+        // (Not the least int64: it stands for none in memory, PackedNone.)
+        !scan_.integer("the begin of the flat range", kMinInt64 + 1,
+                       kMaxInt64, range.begin) ||
         !scan_.expect(':',
                       "':' between the begin and the end of the flat range") ||
         !scan_.integer("the end of the flat range", kMinInt64, kMaxInt64,

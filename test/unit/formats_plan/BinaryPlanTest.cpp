@@ -22,6 +22,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <random>
 
 using namespace aoa;
@@ -480,6 +481,45 @@ TEST(BinaryPlanTest, IndicesOutOfRangeBehindValidChecksumsAreRefused) {
     EXPECT_FALSE(decode(damaged, message));
     EXPECT_EQ(message, "invalid binary plan 'p.bin': " + c.expected);
   }
+}
+
+TEST(BinaryPlanTest, RangesThatStandForNoneAreRefused) {
+  // In memory a stored tensor's flat range and data offsets spend no flag
+  // (PackedOptional): one value of each stands for none, and a file that
+  // flags it as present is refused rather than read as absent.
+  plan::Plan plan = richPlan();
+  plan.sourceTensors[0].flat.reset();
+  plan.sourceTensors[0].data.reset();
+  std::string bytes = binplan::encodeBinaryPlan(plan, {1, 2});
+  size_t record = sectionOffset(bytes, 2) + 24; // source tensor 0
+  std::string message;
+  std::string flat = bytes;
+  flat[record + 17] = 1; // flags bit 0: a flat range (docs/plan-format.md)
+  put64(flat, record + 32, uint64_t(std::numeric_limits<int64_t>::min()));
+  put64(flat, record + 40, uint64_t(std::numeric_limits<int64_t>::min()));
+  reseal(flat);
+  EXPECT_FALSE(decode(flat, message));
+  EXPECT_EQ(message, "invalid binary plan 'p.bin': the tensor table: source "
+                     "tensor 0 has the flat range [-9223372036854775808:"
+                     "-9223372036854775808], which no tensor stores");
+  std::string data = bytes;
+  data[record + 17] = 2; // flags bit 1: data offsets
+  put64(data, record + 48, ~uint64_t(0));
+  put64(data, record + 56, ~uint64_t(0));
+  reseal(data);
+  EXPECT_FALSE(decode(data, message));
+  EXPECT_EQ(message, "invalid binary plan 'p.bin': the tensor table: source "
+                     "tensor 0 has the data offsets [18446744073709551615:"
+                     "18446744073709551615], which no file holds");
+  // One below the least int64 is a flat range like any other (the verifier
+  // judges it).
+  put64(flat, record + 32, uint64_t(std::numeric_limits<int64_t>::min() + 1));
+  reseal(flat);
+  std::optional<plan::Plan> back = decode(flat, message);
+  ASSERT_TRUE(back) << message;
+  ASSERT_TRUE(back->sourceTensors[0].flat);
+  EXPECT_EQ(back->sourceTensors[0].flat->begin,
+            std::numeric_limits<int64_t>::min() + 1);
 }
 
 TEST(BinaryPlanTest, RandomDamageBehindValidChecksumsIsDecodedSafely) {

@@ -94,6 +94,11 @@ TEST(PlanTextSyntaxTest, Lines) {
   expectEditError("flat [0:16]", "flat [0:16", "\nsource-tensor 3",
                   "expected ']' after the flat range, found the end of the "
                   "line");
+  // The least int64 stands for no flat range in memory (PackedOptional).
+  expectEditError("flat [0:16]", "flat [-9223372036854775808:16]",
+                  "-9223372036854775808",
+                  "the begin of the flat range must be at least "
+                  "-9223372036854775807, not -9223372036854775808");
   expectEditError("ranks 2", "ranks 99999999999", "99999999999",
                   "the number of ranks must be at most 16777216, not "
                   "99999999999");

@@ -24,12 +24,14 @@
 
 #include "aoa/ir/Box.h"
 #include "aoa/ir/DType.h"
+#include "aoa/ir/PackedOptional.h"
 #include "aoa/ir/Permutation.h"
 #include "aoa/ir/SharedShape.h"
 #include "aoa/ir/SharedString.h"
 #include "aoa/ir/ShardMetadata.h"
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -72,6 +74,25 @@ struct ByteRange {
   }
 };
 
+} // namespace plan
+
+/// No flat range starts before element 0, nor any data at the last byte
+/// offset: these stand for none in a plan::StoredTensor.
+template <> struct PackedNone<FlatElementRange> {
+  static FlatElementRange value() {
+    return {std::numeric_limits<int64_t>::min(),
+            std::numeric_limits<int64_t>::min()};
+  }
+};
+template <> struct PackedNone<plan::ByteRange> {
+  static plan::ByteRange value() {
+    return {std::numeric_limits<uint64_t>::max(),
+            std::numeric_limits<uint64_t>::max()};
+  }
+};
+
+namespace plan {
+
 /// A tensor stored in a safetensors file.
 struct StoredTensor {
   uint32_t file = 0;  ///< into Plan::sourceFiles or Plan::destinationFiles
@@ -83,11 +104,12 @@ struct StoredTensor {
   SharedShape globalShape;
   Box box;                          ///< the region of the key it holds
   /// Stored 1-D: elements [begin, end) of the row-major flattening of `box`.
-  std::optional<FlatElementRange> flat;
+  /// (Packed, as `data`: none is a range no tensor stores, PackedNone.)
+  PackedOptional<FlatElementRange> flat;
   /// A source tensor's data_offsets in its file's safetensors header (from
   /// the start of the data section) when the plan was compiled, when the
   /// compiler read the file (see File::size). Never set for destinations.
-  std::optional<ByteRange> data;
+  PackedOptional<ByteRange> data;
 
   /// The shape stored in the file: box.shape(), or [end - begin].
   std::vector<int64_t> storedShape() const;
