@@ -48,7 +48,12 @@ enum SharedSection : uint32_t {
 
 /// Record sizes of the flat arrays (docs/plan-format.md).
 constexpr size_t kFileRecordSize = 24;
-constexpr size_t kTensorRecordSize = 64;
+constexpr size_t kTensorRecordSize = 24;
+/// The tensor table's pooled shapes and boxes, and its flat ranges and data
+/// offsets (version 2).
+constexpr size_t kShapeRecordSize = 16;
+constexpr size_t kBoxRecordSize = 16;
+constexpr size_t kRangeRecordSize = 32;
 constexpr size_t kTransformRecordSize = 8;
 constexpr size_t kStepRecordSize = 24;
 constexpr size_t kRoundRecordSize = 8;

@@ -18,17 +18,24 @@
 #include "aoa/ir/ShardMetadata.h"
 #include "aoa/runtime/support/ThreadPool.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <algorithm>
 #include <optional>
 #include <ostream>
 #include <sstream>
-#include <unordered_map>
+#include <type_traits>
 #include <vector>
 
 namespace aoa {
 namespace binplan {
 
 namespace {
+
+/// A hash as a key of llvm::DenseMap<uint64_t, ...>, which keeps the two
+/// largest values for itself: they become the one below them (two hashes
+/// that fall together are told apart by comparing what they hash).
+uint64_t denseMapKey(uint64_t hash) { return std::min(hash, ~uint64_t(0) - 2); }
 
 /// Every distinct string once, numbered by first use.
 class StringTable {
@@ -124,8 +131,8 @@ public:
     // Sequences are found by their hash and compared with the pool's copy,
     // so no key is stored twice. On a (rare) collision with different
     // bytes the sequence is stored again: only sharing is lost.
-    auto [it, inserted] =
-        offsets_.emplace(checksum(bytes.data(), bytes.size()), count());
+    auto [it, inserted] = offsets_.try_emplace(
+        denseMapKey(checksum(bytes.data(), bytes.size())), count());
     if (!inserted && it->second * 8 + bytes.size() <= ints_.size() &&
         std::string_view(ints_.bytes()).substr(it->second * 8, bytes.size()) ==
             bytes)
@@ -139,7 +146,7 @@ public:
 
 private:
   /// The hash of a sequence -> the offset of its first copy.
-  std::unordered_map<uint64_t, uint64_t> offsets_;
+  llvm::DenseMap<uint64_t, uint64_t> offsets_;
   ByteWriter ints_;
 };
 
@@ -171,20 +178,124 @@ std::vector<uint32_t> internTensorStrings(const plan::Plan &plan,
                                           StringTable &strings) {
   std::vector<uint32_t> ids;
   ids.reserve(2 * (plan.sourceTensors.size() + plan.destinationTensors.size()));
+  // The tensors of a plan share their keys' and names' texts: a text seen
+  // before is found by its address, and only a new one is hashed.
+  llvm::DenseMap<const char *, uint32_t> idOfText;
+  auto intern = [&](const SharedString &text) {
+    auto [it, inserted] = idOfText.try_emplace(text.data(), 0);
+    if (inserted)
+      it->second = strings.intern(text);
+    return it->second;
+  };
   for (const auto *tensors : {&plan.sourceTensors, &plan.destinationTensors})
     for (const plan::StoredTensor &t : *tensors) {
-      ids.push_back(strings.intern(t.name));
-      ids.push_back(strings.intern(t.key));
+      ids.push_back(intern(t.name));
+      ids.push_back(intern(t.key));
     }
   return ids;
 }
 
-/// The tensor table, handed to `out` a piece at a time: the records, then
-/// the integers they point into. The table of a large plan is hundreds of
-/// MB; a piece is about a MB.
+/// The tensor table's shapes and boxes, each distinct one stored once and
+/// numbered by first use in tensor order: the shards of a key share its
+/// shape, and the keys of a model's layers the few boxes of its layout.
+class TensorGeometry {
+public:
+  explicit TensorGeometry(const plan::Plan &plan) {
+    size_t tensors = plan.sourceTensors.size() + plan.destinationTensors.size();
+    ids_.reserve(tensors);
+    const SharedShape *previous = nullptr;
+    uint32_t previousShape = 0;
+    for (const auto *side : {&plan.sourceTensors, &plan.destinationTensors})
+      for (const plan::StoredTensor &t : *side) {
+        // Consecutive shards of a key share one shape list: no hashing.
+        if (!previous || !t.globalShape.sharesWith(*previous))
+          previousShape = intern(shapeIds_, shapes_, t.globalShape.extents());
+        previous = &t.globalShape;
+        ids_.push_back({previousShape, intern(boxIds_, boxes_, t.box.dims())});
+        if (t.flat || t.data)
+          ++ranges_;
+      }
+  }
+
+  uint64_t shapeCount() const { return shapes_.size(); }
+  uint64_t boxCount() const { return boxes_.size(); }
+  /// Tensors with a flat range or data offsets (one range record each).
+  uint64_t rangeCount() const { return ranges_; }
+  uint64_t intCount() const { return shapeInts_ + 2 * boxInts_; }
+  /// The shape and box ids of tensor `index` (sources, then destinations).
+  std::pair<uint32_t, uint32_t> ids(size_t index) const { return ids_[index]; }
+
+  /// The shape and box records.
+  void encodeRecords(ByteWriter &w,
+                     llvm::function_ref<void()> flushIfFull) const {
+    uint64_t first = 0;
+    for (llvm::ArrayRef<int64_t> shape : shapes_) {
+      w.u32(uint32_t(shape.size()));
+      w.u32(0);
+      w.u64(first);
+      first += shape.size();
+    }
+    for (llvm::ArrayRef<Interval> box : boxes_) {
+      w.u32(uint32_t(box.size()));
+      w.u32(0);
+      w.u64(first);
+      first += 2 * box.size();
+      flushIfFull();
+    }
+  }
+  /// The integers the records point into: the shapes', then the boxes'.
+  void encodeInts(ByteWriter &w,
+                  llvm::function_ref<void()> flushIfFull) const {
+    for (llvm::ArrayRef<int64_t> shape : shapes_)
+      for (int64_t extent : shape)
+        w.i64(extent);
+    for (llvm::ArrayRef<Interval> box : boxes_) {
+      for (const Interval &dim : box) {
+        w.i64(dim.begin);
+        w.i64(dim.end);
+      }
+      flushIfFull();
+    }
+  }
+
+private:
+  /// The id of `values` in `list`, added if new. Found by a hash of their
+  /// bytes and compared with the first copy; the views stay valid, as the
+  /// plan outlives the writer.
+  template <typename T>
+  uint32_t intern(llvm::DenseMap<uint64_t, uint32_t> &ids,
+                  std::vector<llvm::ArrayRef<T>> &list,
+                  llvm::ArrayRef<T> values) {
+    uint64_t hash =
+        denseMapKey(checksum(values.data(), values.size() * sizeof(T)));
+    for (;; ++hash) { // a collision with other values probes the next hash
+      auto [it, inserted] = ids.try_emplace(hash, uint32_t(list.size()));
+      if (inserted) {
+        list.push_back(values);
+        (std::is_same_v<T, Interval> ? boxInts_ : shapeInts_) += values.size();
+        return it->second;
+      }
+      if (list[it->second] == values)
+        return it->second;
+      if (hash == ~uint64_t(0) - 2)
+        hash = 0; // wrap around below the reserved keys
+    }
+  }
+
+  std::vector<std::pair<uint32_t, uint32_t>> ids_;
+  llvm::DenseMap<uint64_t, uint32_t> shapeIds_, boxIds_;
+  std::vector<llvm::ArrayRef<int64_t>> shapes_;
+  std::vector<llvm::ArrayRef<Interval>> boxes_;
+  uint64_t shapeInts_ = 0, boxInts_ = 0, ranges_ = 0;
+};
+
+/// The tensor table, handed to `out` a piece at a time: the tensor records,
+/// the shape and box records, the range records, then the integers. The
+/// table of a large plan is tens of MB; a piece is about a MB.
 void writeTensors(const plan::Plan &plan, const std::vector<uint32_t> &stringIds,
                   llvm::function_ref<void(std::string_view)> out) {
   constexpr size_t kPieceBytes = size_t(1) << 20;
+  TensorGeometry geometry(plan);
   ByteWriter w;
   w.reserve(kPieceBytes + 1024);
   auto flushIfFull = [&] {
@@ -195,39 +306,36 @@ void writeTensors(const plan::Plan &plan, const std::vector<uint32_t> &stringIds
   };
   w.u64(plan.sourceTensors.size());
   w.u64(plan.destinationTensors.size());
-  uint64_t intCount = 0;
-  for (const auto *tensors : {&plan.sourceTensors, &plan.destinationTensors})
-    for (const plan::StoredTensor &t : *tensors)
-      intCount += t.globalShape.size() + 2 * t.box.rank();
-  w.u64(intCount);
-  intCount = 0;
+  w.u64(geometry.shapeCount());
+  w.u64(geometry.boxCount());
+  w.u64(geometry.rangeCount());
+  w.u64(geometry.intCount());
   size_t index = 0;
   for (const auto *tensors : {&plan.sourceTensors, &plan.destinationTensors})
     for (const plan::StoredTensor &t : *tensors) {
+      auto [shape, box] = geometry.ids(index);
       w.u32(t.file);
       w.u32(stringIds[2 * index]);
       w.u32(stringIds[2 * index + 1]);
-      w.u32(uint32_t(t.globalShape.size()));
+      w.u32(shape);
+      w.u32(box);
       w.u8(uint8_t(t.dtype));
       w.u8((t.flat ? kTensorHasFlat : 0) | (t.data ? kTensorHasData : 0));
       w.u16(0);
-      w.u32(uint32_t(t.box.rank()));
-      w.u64(intCount);
-      w.i64(t.flat ? t.flat->begin : 0);
-      w.i64(t.flat ? t.flat->end : 0);
-      w.u64(t.data ? t.data->begin : 0);
-      w.u64(t.data ? t.data->end : 0);
-      intCount += t.globalShape.size() + 2 * t.box.rank();
       ++index;
       flushIfFull();
     }
+  geometry.encodeRecords(w, flushIfFull);
   for (const auto *tensors : {&plan.sourceTensors, &plan.destinationTensors})
-    for (const plan::StoredTensor &t : *tensors) {
-      for (int64_t extent : t.globalShape)
-        w.i64(extent);
-      boxInts(w, t.box);
-      flushIfFull();
-    }
+    for (const plan::StoredTensor &t : *tensors)
+      if (t.flat || t.data) {
+        w.i64(t.flat ? t.flat->begin : 0);
+        w.i64(t.flat ? t.flat->end : 0);
+        w.u64(t.data ? t.data->begin : 0);
+        w.u64(t.data ? t.data->end : 0);
+        flushIfFull();
+      }
+  geometry.encodeInts(w, flushIfFull);
   if (w.size() > 0)
     out(w.bytes());
 }

@@ -289,74 +289,126 @@ bool PlanDecoder::files(std::string_view bytes) {
 
 bool PlanDecoder::tensors(std::string_view bytes) {
   ByteCursor c(bytes);
-  if (!c.has(24))
+  if (!c.has(48))
     return fail("ends before the tensor counts");
-  uint64_t sources = c.u64(), destinations = c.u64(), intCount = c.u64();
-  if (sources > c.remaining() / kTensorRecordSize ||
-      destinations > c.remaining() / kTensorRecordSize - sources ||
-      intCount != (c.remaining() - (sources + destinations) *
-                                       kTensorRecordSize) / 8 ||
-      c.remaining() % 8)
-    return fail("the tensor and integer counts do not match the section's "
-                "size");
-  std::string_view records = c.take((sources + destinations) *
-                                    kTensorRecordSize);
+  uint64_t sources = c.u64(), destinations = c.u64(), shapeCount = c.u64(),
+           boxCount = c.u64(), rangeCount = c.u64(), intCount = c.u64();
+  // Every record is a multiple of 8 bytes: the counts must use the
+  // section's bytes exactly, checked before anything is allocated.
+  uint64_t left = c.remaining() / 8;
+  auto take = [&left](uint64_t count, uint64_t recordSize) {
+    if (count > left / (recordSize / 8))
+      return false;
+    left -= count * (recordSize / 8);
+    return true;
+  };
+  if (c.remaining() % 8 || !take(sources, kTensorRecordSize) ||
+      !take(destinations, kTensorRecordSize) ||
+      !take(shapeCount, kShapeRecordSize) || !take(boxCount, kBoxRecordSize) ||
+      !take(rangeCount, kRangeRecordSize) || left != intCount)
+    return fail("the tensor, shape, box, range and integer counts do not "
+                "match the section's size");
+  ByteCursor records(c.take((sources + destinations) * kTensorRecordSize));
+  ByteCursor shapeRecords(c.take(shapeCount * kShapeRecordSize));
+  ByteCursor boxRecords(c.take(boxCount * kBoxRecordSize));
+  ByteCursor rangeRecords(c.take(rangeCount * kRangeRecordSize));
   std::string_view pool = c.take(intCount * 8);
-  ByteCursor r(records);
+
+  std::vector<SharedShape> shapes(shapeCount);
+  for (uint64_t i = 0; i < shapeCount; ++i) {
+    uint32_t rank = shapeRecords.u32(), reserved = shapeRecords.u32();
+    uint64_t first = shapeRecords.u64();
+    std::string what = "shape " + std::to_string(i);
+    llvm::SmallVector<int64_t, 4> extents;
+    if (reserved)
+      return fail(what + " has a reserved field that is not zero");
+    if (!ints(pool, first, rank, extents, what))
+      return false;
+    shapes[i] = SharedShape(extents);
+  }
+  std::vector<Box> boxes(boxCount);
+  for (uint64_t i = 0; i < boxCount; ++i) {
+    uint32_t rank = boxRecords.u32(), reserved = boxRecords.u32();
+    uint64_t first = boxRecords.u64();
+    std::string what = "box " + std::to_string(i);
+    if (reserved)
+      return fail(what + " has a reserved field that is not zero");
+    if (!box(pool, first, rank, boxes[i], what))
+      return false;
+  }
+
   plan_.sourceTensors.resize(sources);
   plan_.destinationTensors.resize(destinations);
-  SharedShape lastShape;
+  uint64_t ranges = 0;
   for (uint64_t i = 0; i < sources + destinations; ++i) {
     bool source = i < sources;
     plan::StoredTensor &t = source ? plan_.sourceTensors[i]
                                    : plan_.destinationTensors[i - sources];
-    std::string what = std::string(source ? "source" : "destination") +
-                       " tensor " + std::to_string(source ? i : i - sources);
-    t.file = r.u32();
-    uint32_t name = r.u32(), key = r.u32(), shapeRank = r.u32();
-    uint8_t code = r.u8(), flags = r.u8();
-    uint16_t reserved = r.u16();
-    uint32_t boxRank = r.u32();
-    uint64_t first = r.u64();
-    int64_t flatBegin = r.i64(), flatEnd = r.i64();
-    uint64_t dataBegin = r.u64(), dataEnd = r.u64();
-    if (!string(name, t.name, what + "'s name") ||
-        !string(key, t.key, what + "'s key") || !dtype(code, t.dtype, what))
-      return false;
+    // Named only when something is wrong: a plan has millions of tensors.
+    auto what = [&] {
+      return std::string(source ? "source" : "destination") + " tensor " +
+             std::to_string(source ? i : i - sources);
+    };
+    t.file = records.u32();
+    uint32_t name = records.u32(), key = records.u32(),
+             shape = records.u32(), box = records.u32();
+    uint8_t code = records.u8(), flags = records.u8();
+    uint16_t reserved = records.u16();
+    if (name >= strings_.size() || key >= strings_.size() ||
+        code >= std::size(kAllDTypes))
+      return string(name, t.name, what() + "'s name") &&
+             string(key, t.key, what() + "'s key") &&
+             dtype(code, t.dtype, what());
+    t.name = strings_[name];
+    t.key = strings_[key];
+    t.dtype = DType(code);
     uint64_t filesOfSide =
         source ? plan_.sourceFiles.size() : plan_.destinationFiles.size();
     if (t.file >= filesOfSide)
-      return fail(what + " refers to file " + std::to_string(t.file) +
+      return fail(what() + " refers to file " + std::to_string(t.file) +
                   ", but there are " + std::to_string(filesOfSide));
     if ((flags & ~(kTensorHasFlat | kTensorHasData)) || reserved)
-      return fail(what + " has unknown flags");
-    llvm::SmallVector<int64_t, 4> shape;
-    if (!ints(pool, first, shapeRank, shape, what + "'s shape") ||
-        !box(pool, first + shapeRank, boxRank, t.box, what + "'s box"))
-      return false;
-    // The shards of a key come one after another: they share one shape.
-    if (lastShape != shape)
-      lastShape = SharedShape(shape);
-    t.globalShape = lastShape;
+      return fail(what() + " has unknown flags");
+    if (shape >= shapeCount)
+      return fail(what() + " refers to shape " + std::to_string(shape) +
+                  ", but there are " + std::to_string(shapeCount));
+    if (box >= boxCount)
+      return fail(what() + " refers to box " + std::to_string(box) +
+                  ", but there are " + std::to_string(boxCount));
+    t.globalShape = shapes[shape];
+    t.box = boxes[box];
+    if (!flags)
+      continue;
+    if (ranges == rangeCount)
+      return fail(what() + " has a flat range or data offsets, but the "
+                  "table holds only " + std::to_string(rangeCount));
+    ++ranges;
+    int64_t flatBegin = rangeRecords.i64(), flatEnd = rangeRecords.i64();
+    uint64_t dataBegin = rangeRecords.u64(), dataEnd = rangeRecords.u64();
     FlatElementRange flat{flatBegin, flatEnd};
     plan::ByteRange data{dataBegin, dataEnd};
     // The values that stand for none in memory (plan::StoredTensor) are
     // refused as present ones: no tensor stores them.
     if ((flags & kTensorHasFlat) && flat == PackedNone<FlatElementRange>::value())
-      return fail(what + " has the flat range [" + std::to_string(flatBegin) +
+      return fail(what() + " has the flat range [" + std::to_string(flatBegin) +
                   ":" + std::to_string(flatEnd) + "], which no tensor stores");
     if ((flags & kTensorHasData) && data == PackedNone<plan::ByteRange>::value())
-      return fail(what + " has the data offsets [" + std::to_string(dataBegin) +
-                  ":" + std::to_string(dataEnd) + "], which no file holds");
+      return fail(what() + " has the data offsets [" +
+                  std::to_string(dataBegin) + ":" + std::to_string(dataEnd) +
+                  "], which no file holds");
     if (flags & kTensorHasFlat)
       t.flat = flat;
     else if (flatBegin || flatEnd)
-      return fail(what + " has a flat range without its flag");
+      return fail(what() + " has a flat range without its flag");
     if (flags & kTensorHasData)
       t.data = data;
     else if (dataBegin || dataEnd)
-      return fail(what + " has data offsets without their flag");
+      return fail(what() + " has data offsets without their flag");
   }
+  if (ranges != rangeCount)
+    return fail("the table holds " + std::to_string(rangeCount) +
+                " flat ranges and data offsets, but " + std::to_string(ranges) +
+                " tensors flag one");
   return true;
 }
 

@@ -24,6 +24,7 @@
 #include <fstream>
 #include <limits>
 #include <random>
+#include <set>
 
 using namespace aoa;
 
@@ -185,6 +186,14 @@ void reseal(std::string &b) {
   put64(b, 72, XXH3_64bits(b.data(), 72));
 }
 
+/// The offset, in the tensor table, of its first range record: after the
+/// six counts, the tensor, shape and box records.
+size_t tensorTableRangesOffset(const std::string &b) {
+  size_t table = sectionOffset(b, 2);
+  return 48 + 24 * (get64(b, table) + get64(b, table + 8)) +
+         16 * (get64(b, table + 16) + get64(b, table + 24));
+}
+
 //===----------------------------------------------------------------------===//
 // Round trips and determinism
 //===----------------------------------------------------------------------===//
@@ -293,27 +302,31 @@ TEST(BinaryPlanTest, SameInputsGiveTheSameBytes) {
 
 TEST(BinaryPlanTest, ATensorTableOfManyPiecesRoundTrips) {
   // The writer streams the tensor table a MB at a time, hashing each piece
-  // as it goes; the reader checks the whole section's checksum at once. Ten
-  // thousand more tensors (about 1.3 MB of records and integers) make the
-  // table several pieces, the records' and the integers' boundaries fall
-  // inside them.
+  // as it goes; the reader checks the whole section's checksum at once.
+  // 25,000 more tensors, each with data offsets and a box of its own (about
+  // 2.6 MB of records and integers), make the table several pieces, the
+  // records' boundaries falling inside them.
   plan::Plan plan = richPlan();
   plan::StoredTensor extra = plan.sourceTensors[0];
-  for (int i = 0; i < 10000; ++i) {
+  for (int i = 0; i < 25000; ++i) {
     extra.name = SharedString("streamed." + std::to_string(i));
     extra.data = plan::ByteRange{uint64_t(i) * 64, uint64_t(i) * 64 + 64};
+    llvm::SmallVector<Interval, 4> dims(extra.box.dims().begin(),
+                                        extra.box.dims().end());
+    dims[0] = Interval{i, i + 1};
+    extra.box = Box(dims);
     plan.sourceTensors.push_back(extra);
   }
   std::string bytes = binplan::encodeBinaryPlan(plan, {1, 2});
   size_t tensorTable = get64(bytes, 80 + 24 * 2 + 8);
-  EXPECT_GT(tensorTable, size_t(1) << 20);
+  EXPECT_GT(tensorTable, size_t(2) << 20);
   std::string message;
   std::optional<plan::Plan> back = decode(bytes, message);
   ASSERT_TRUE(back) << message;
   expectSamePlan(plan, *back);
   // Tensors one after another with one shape share one list.
   const std::vector<plan::StoredTensor> &read = back->sourceTensors;
-  for (size_t i = read.size() - 9999; i < read.size(); ++i)
+  for (size_t i = read.size() - 24999; i < read.size(); ++i)
     ASSERT_TRUE(read[i].globalShape.sharesWith(read[i - 1].globalShape)) << i;
   // Through a file (the path aoa-compile takes), the same bytes.
   test::ScratchDirectory dir;
@@ -400,10 +413,16 @@ TEST(BinaryPlanTest, MagicAndVersionAreCheckedFirst) {
   EXPECT_EQ(message, "invalid binary plan 'p.bin': it does not start with the "
                      "magic \"AOAPLAN\\0\"");
   std::string other = bytes;
-  put32(other, 8, 2);
+  put32(other, 8, 3);
   EXPECT_FALSE(decode(other, message));
   EXPECT_EQ(message, "invalid binary plan 'p.bin': unsupported binary plan "
-                     "version 2; this reader supports version 1");
+                     "version 3; this reader supports version 2");
+  // Version 1 stored every tensor's shape and box in full: its plans are
+  // compiled again.
+  put32(other, 8, 1);
+  EXPECT_FALSE(decode(other, message));
+  EXPECT_EQ(message, "invalid binary plan 'p.bin': unsupported binary plan "
+                     "version 1; this reader supports version 2");
   put32(other, 8, 0);
   EXPECT_FALSE(decode(other, message));
   EXPECT_NE(message.find("version 0;"), std::string::npos);
@@ -421,8 +440,8 @@ TEST(BinaryPlanTest, HugeCountsBehindValidChecksumsAreRefused) {
              "is more than the section's bytes hold"},
       {1, 0, "the file table: the file counts 18446744073709551615 + 4 are "
              "more than the section's bytes hold"},
-      {2, 16, "the tensor table: the tensor and integer counts do not match "
-              "the section's size"},
+      {2, 16, "the tensor table: the tensor, shape, box, range and integer "
+              "counts do not match the section's size"},
       {3, 0, "the transform table: the transform, step and integer counts "
              "are more than the section's bytes hold"},
       {5, 8, "rank 0's section: its round, buffer, instruction and "
@@ -441,7 +460,7 @@ TEST(BinaryPlanTest, IndicesOutOfRangeBehindValidChecksumsAreRefused) {
   plan::Plan plan = test::readSamplePlan();
   std::string bytes = binplan::encodeBinaryPlan(plan, {});
   std::string message;
-  size_t tensors = sectionOffset(bytes, 2) + 24;
+  size_t tensors = sectionOffset(bytes, 2) + 48;
   size_t rank0 = sectionOffset(bytes, 5);
   const plan::Round &round = plan.programs[0].rounds[0];
   size_t roundCount = plan.programs[0].rounds.size();
@@ -459,7 +478,7 @@ TEST(BinaryPlanTest, IndicesOutOfRangeBehindValidChecksumsAreRefused) {
                          "string 999, but the string table has 15"},
       {tensors, 7, "the tensor table: source tensor 0 refers to file 7, but "
                    "there are 2"},
-      {tensors + 16, 77, "the tensor table: source tensor 0 has an unknown "
+      {tensors + 20, 77, "the tensor table: source tensor 0 has an unknown "
                          "dtype code 77"},
       {instructions, 9, "rank 0's section: round 0, instruction 0 has an "
                         "unknown opcode 9"},
@@ -488,24 +507,35 @@ TEST(BinaryPlanTest, RangesThatStandForNoneAreRefused) {
   // (PackedOptional): one value of each stands for none, and a file that
   // flags it as present is refused rather than read as absent.
   plan::Plan plan = richPlan();
-  plan.sourceTensors[0].flat.reset();
-  plan.sourceTensors[0].data.reset();
+  for (auto *side : {&plan.sourceTensors, &plan.destinationTensors})
+    for (plan::StoredTensor &t : *side) {
+      t.flat.reset();
+      t.data.reset();
+    }
+  plan.sourceTensors[0].flat = FlatElementRange{0, 8};
+  plan.sourceTensors[0].data = plan::ByteRange{0, 16};
   std::string bytes = binplan::encodeBinaryPlan(plan, {1, 2});
-  size_t record = sectionOffset(bytes, 2) + 24; // source tensor 0
+  // Source tensor 0's range record, the first (docs/plan-format.md).
+  size_t table = sectionOffset(bytes, 2);
+  size_t record = table + tensorTableRangesOffset(bytes);
   std::string message;
   std::string flat = bytes;
-  flat[record + 17] = 1; // flags bit 0: a flat range (docs/plan-format.md)
-  put64(flat, record + 32, uint64_t(std::numeric_limits<int64_t>::min()));
-  put64(flat, record + 40, uint64_t(std::numeric_limits<int64_t>::min()));
+  flat[table + 48 + 21] = 1; // flags bit 0 only: a flat range
+  put64(flat, record, uint64_t(std::numeric_limits<int64_t>::min()));
+  put64(flat, record + 8, uint64_t(std::numeric_limits<int64_t>::min()));
+  put64(flat, record + 16, 0);
+  put64(flat, record + 24, 0);
   reseal(flat);
   EXPECT_FALSE(decode(flat, message));
   EXPECT_EQ(message, "invalid binary plan 'p.bin': the tensor table: source "
                      "tensor 0 has the flat range [-9223372036854775808:"
                      "-9223372036854775808], which no tensor stores");
   std::string data = bytes;
-  data[record + 17] = 2; // flags bit 1: data offsets
-  put64(data, record + 48, ~uint64_t(0));
-  put64(data, record + 56, ~uint64_t(0));
+  data[table + 48 + 21] = 2; // flags bit 1 only: data offsets
+  put64(data, record, 0);
+  put64(data, record + 8, 0);
+  put64(data, record + 16, ~uint64_t(0));
+  put64(data, record + 24, ~uint64_t(0));
   reseal(data);
   EXPECT_FALSE(decode(data, message));
   EXPECT_EQ(message, "invalid binary plan 'p.bin': the tensor table: source "
@@ -513,13 +543,103 @@ TEST(BinaryPlanTest, RangesThatStandForNoneAreRefused) {
                      "18446744073709551615], which no file holds");
   // One below the least int64 is a flat range like any other (the verifier
   // judges it).
-  put64(flat, record + 32, uint64_t(std::numeric_limits<int64_t>::min() + 1));
+  put64(flat, record, uint64_t(std::numeric_limits<int64_t>::min() + 1));
   reseal(flat);
   std::optional<plan::Plan> back = decode(flat, message);
   ASSERT_TRUE(back) << message;
   ASSERT_TRUE(back->sourceTensors[0].flat);
   EXPECT_EQ(back->sourceTensors[0].flat->begin,
             std::numeric_limits<int64_t>::min() + 1);
+  EXPECT_FALSE(back->sourceTensors[0].data);
+}
+
+TEST(BinaryPlanTest, RangeRecordsMatchTheTensorsThatFlagThem) {
+  plan::Plan plan = richPlan();
+  for (auto *side : {&plan.sourceTensors, &plan.destinationTensors})
+    for (plan::StoredTensor &t : *side)
+      t.flat.reset();
+  ASSERT_TRUE(plan.sourceTensors[2].data); // the only range left
+  std::string bytes = binplan::encodeBinaryPlan(plan, {1, 2});
+  size_t table = sectionOffset(bytes, 2);
+  ASSERT_EQ(get64(bytes, table + 32), 1u);
+  std::string message;
+  // A flag set on a tensor without a range record: the records run out.
+  std::string extra = bytes;
+  extra[table + 48 + 24 * plan.sourceTensors.size() + 21] = 1;
+  reseal(extra);
+  EXPECT_FALSE(decode(extra, message));
+  EXPECT_EQ(message, "invalid binary plan 'p.bin': the tensor table: "
+                     "destination tensor 0 has a flat range or data offsets, "
+                     "but the table holds only 1");
+  // The one flag cleared: a range record no tensor claims.
+  std::string missing = bytes;
+  missing[table + 48 + 2 * 24 + 21] = 0;
+  reseal(missing);
+  EXPECT_FALSE(decode(missing, message));
+  EXPECT_EQ(message, "invalid binary plan 'p.bin': the tensor table: the "
+                     "table holds 1 flat ranges and data offsets, but 0 "
+                     "tensors flag one");
+  // A range field its flags do not announce.
+  std::string stray = bytes;
+  put64(stray, table + tensorTableRangesOffset(bytes), 5); // flat begin
+  reseal(stray);
+  EXPECT_FALSE(decode(stray, message));
+  EXPECT_EQ(message, "invalid binary plan 'p.bin': the tensor table: source "
+                     "tensor 2 has a flat range without its flag");
+}
+
+TEST(BinaryPlanTest, ShapesAndBoxesAreStoredOnce) {
+  // A model's layers repeat the few shapes and boxes of its layout: the
+  // table stores each once, and the reader shares each shape among its
+  // tensors.
+  plan::Plan plan = richPlan();
+  plan::StoredTensor layer = plan.sourceTensors[0];
+  std::set<std::string> boxes, shapes;
+  for (const auto *side : {&plan.sourceTensors, &plan.destinationTensors})
+    for (const plan::StoredTensor &t : *side) {
+      boxes.insert(t.box.toString());
+      shapes.insert(Box::fromShape(t.globalShape).toString());
+    }
+  for (int i = 0; i < 100; ++i) {
+    layer.name = SharedString("layers." + std::to_string(i) + ".w");
+    layer.key = layer.name;
+    layer.globalShape = SharedShape(layer.globalShape.vec()); // another list
+    plan.sourceTensors.push_back(layer);
+  }
+  std::string bytes = binplan::encodeBinaryPlan(plan, {1, 2});
+  size_t table = sectionOffset(bytes, 2);
+  EXPECT_EQ(get64(bytes, table + 16), shapes.size());
+  EXPECT_EQ(get64(bytes, table + 24), boxes.size());
+  std::string message;
+  std::optional<plan::Plan> back = decode(bytes, message);
+  ASSERT_TRUE(back) << message;
+  expectSamePlan(plan, *back);
+  const std::vector<plan::StoredTensor> &read = back->sourceTensors;
+  EXPECT_TRUE(read.back().globalShape.sharesWith(read[0].globalShape));
+  // An index past its pool is refused.
+  std::string damaged = bytes;
+  put32(damaged, table + 48 + 12, uint32_t(shapes.size()));
+  reseal(damaged);
+  EXPECT_FALSE(decode(damaged, message));
+  EXPECT_EQ(message, "invalid binary plan 'p.bin': the tensor table: source "
+                     "tensor 0 refers to shape " + std::to_string(shapes.size()) +
+                     ", but there are " + std::to_string(shapes.size()));
+  damaged = bytes;
+  put32(damaged, table + 48 + 16, 1000);
+  reseal(damaged);
+  EXPECT_FALSE(decode(damaged, message));
+  EXPECT_EQ(message, "invalid binary plan 'p.bin': the tensor table: source "
+                     "tensor 0 refers to box 1000, but there are " +
+                     std::to_string(boxes.size()));
+  // A pooled box whose integers lie outside the table.
+  damaged = bytes;
+  size_t records = table + 48 + 24 * (get64(bytes, table) + get64(bytes, table + 8));
+  put64(damaged, records + 16 * shapes.size() + 8, 1u << 20);
+  reseal(damaged);
+  EXPECT_FALSE(decode(damaged, message));
+  EXPECT_NE(message.find("the tensor table: box 0: integers 1048576 + "),
+            std::string::npos)
+      << message;
 }
 
 TEST(BinaryPlanTest, RandomDamageBehindValidChecksumsIsDecodedSafely) {
