@@ -98,9 +98,12 @@ ShardId ShardSourceResolver::chooseReplica(llvm::ArrayRef<ShardId> replicas,
                            fileReadBytes_[shard.fileId()]);
   };
   ShardId best = replicas[0];
-  for (ShardId id : replicas)
-    if (load(id) < load(best))
+  auto bestLoad = load(best);
+  for (ShardId id : replicas.drop_front())
+    if (auto l = load(id); l < bestLoad) {
       best = id;
+      bestLoad = l;
+    }
   return best;
 }
 

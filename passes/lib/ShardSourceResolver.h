@@ -17,6 +17,8 @@
 #include "aoa/ir/SharedString.h"
 #include "aoa/passes/CompilationState.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <map>
 #include <optional>
 #include <string_view>
@@ -166,8 +168,9 @@ private:
   ShardSourceFinder finder_;
   ErrorBudget budget_;
   /// Bytes read so far by each rank that reads; a map, as rank ids can be
-  /// sparse (ranks 0 and 2^24-1 alone must not make a table of 2^24).
-  std::unordered_map<uint32_t, int64_t> readBytes_;
+  /// sparse (ranks 0 and 2^24-1 alone must not make a table of 2^24), open
+  /// addressed: it is looked up for every candidate replica of every piece.
+  llvm::DenseMap<uint32_t, int64_t> readBytes_;
   std::vector<int64_t> fileReadBytes_; ///< by source metadata file id
   std::unordered_map<TensorId, std::vector<ReplicaGroup>> sourceReplicas_;
   /// (segment, rank) -> the replica that rank reads it from, for segments
