@@ -179,19 +179,38 @@ bool PlanDecoder::ints(std::string_view pool, uint64_t first, uint64_t n,
   return true;
 }
 
+bool PlanDecoder::boxFits(std::string_view pool, uint64_t first,
+                          uint64_t rank) {
+  uint64_t available = pool.size() / 8;
+  return rank <= pool.size() / 16 && first <= available &&
+         2 * rank <= available - first;
+}
+
+Box PlanDecoder::decodeBox(std::string_view pool, uint64_t first,
+                           uint64_t rank) {
+  ByteCursor c(pool.substr(first * 8, rank * 16));
+  llvm::SmallVector<Interval, 4> dims(rank);
+  for (Interval &dim : dims) {
+    dim.begin = c.i64();
+    dim.end = c.i64();
+  }
+  return Box(dims);
+}
+
 bool PlanDecoder::box(std::string_view pool, uint64_t first, uint64_t rank,
                   Box &out, const std::string &what) {
-  llvm::SmallVector<int64_t, 8> values;
   if (rank > pool.size() / 16)
     return fail(what + ": box rank " + std::to_string(rank) +
                 " is more than the section holds");
-  if (!ints(pool, first, 2 * rank, values, what))
+  llvm::SmallVector<int64_t, 8> values;
+  if (!ints(pool, first, 2 * rank, values, what)) // says why
     return false;
-  llvm::SmallVector<Interval, 4> dims(rank);
-  for (uint64_t i = 0; i < rank; ++i)
-    dims[i] = Interval{values[2 * i], values[2 * i + 1]};
-  out = Box(dims);
+  out = decodeBox(pool, first, rank);
   return true;
+}
+
+bool PlanDecoder::knownDType(uint8_t code) {
+  return code < std::size(kAllDTypes);
 }
 
 bool PlanDecoder::string(uint32_t index, std::string &out,
@@ -214,7 +233,7 @@ bool PlanDecoder::string(uint32_t index, SharedString &out,
 }
 
 bool PlanDecoder::dtype(uint8_t code, DType &out, const std::string &what) {
-  if (code >= std::size(kAllDTypes))
+  if (!knownDType(code))
     return fail(what + " has an unknown dtype code " + std::to_string(code));
   out = DType(code);
   return true;
@@ -354,8 +373,7 @@ bool PlanDecoder::tensors(std::string_view bytes) {
              shape = records.u32(), box = records.u32();
     uint8_t code = records.u8(), flags = records.u8();
     uint16_t reserved = records.u16();
-    if (name >= strings_.size() || key >= strings_.size() ||
-        code >= std::size(kAllDTypes))
+    if (name >= strings_.size() || key >= strings_.size() || !knownDType(code))
       return string(name, t.name, what() + "'s name") &&
              string(key, t.key, what() + "'s key") &&
              dtype(code, t.dtype, what());

@@ -16,6 +16,7 @@
 #include "ByteCoding.h"
 #include "ByteSource.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <map>
@@ -77,6 +78,11 @@ private:
             std::vector<int64_t> &out, const std::string &what);
   bool box(std::string_view pool, uint64_t first, uint64_t rank, Box &out,
            const std::string &what);
+  /// Whether `rank` (begin, end) pairs from integer `first` lie in `pool`;
+  /// decodeBox reads them then (box() checks and says why not).
+  static bool boxFits(std::string_view pool, uint64_t first, uint64_t rank);
+  static Box decodeBox(std::string_view pool, uint64_t first, uint64_t rank);
+  static bool knownDType(uint8_t code);
   bool string(uint32_t index, std::string &out, const std::string &what);
   bool string(uint32_t index, SharedString &out, const std::string &what);
   bool dtype(uint8_t code, DType &out, const std::string &what);
@@ -89,15 +95,16 @@ private:
   bool rankArrays(std::string_view bytes, RankArrays &arrays);
   /// A rank section's buffer shapes by (first integer, rank).
   using BufferShapes = std::map<std::pair<uint64_t, uint32_t>, SharedShape>;
+  /// What a record is called in a message, made only for one.
+  using Describe = llvm::function_ref<std::string()>;
   bool buffer(ByteCursor &records, std::string_view pool,
-              BufferShapes &shapes, plan::BufferDecl &decl,
-              const std::string &what);
+              BufferShapes &shapes, plan::BufferDecl &decl, Describe what);
   bool instruction(ByteCursor &records, const RankArrays &arrays,
-                   plan::Instruction &in, const std::string &what);
+                   plan::Instruction &in, Describe what);
   /// The fields `in`'s opcode uses point inside the plan; `buffers` is the
   /// count of its round's buffers.
   bool instructionReferences(const plan::Instruction &in, uint32_t buffers,
-                             const std::string &what);
+                             Describe what);
 
   const std::string &path_;
   ByteSource &source_;

@@ -54,21 +54,22 @@ bool PlanDecoder::rankArrays(std::string_view bytes, RankArrays &arrays) {
 
 bool PlanDecoder::buffer(ByteCursor &records, std::string_view pool,
                          BufferShapes &shapes, plan::BufferDecl &decl,
-                         const std::string &what) {
+                         Describe what) {
   uint8_t code = records.u8(), r1 = records.u8();
   uint16_t r2 = records.u16();
   uint32_t shapeRank = records.u32();
   uint64_t first = records.u64();
   if (r1 || r2)
-    return fail(what + " has a reserved field that is not zero");
-  if (!dtype(code, decl.dtype, what))
-    return false;
+    return fail(what() + " has a reserved field that is not zero");
+  if (!knownDType(code))
+    return dtype(code, decl.dtype, what());
+  decl.dtype = DType(code);
   // A section stores each distinct shape once: its buffers of one shape
   // share one list.
   SharedShape &shape = shapes[{first, shapeRank}];
   if (shape.empty()) {
     llvm::SmallVector<int64_t, 4> extents;
-    if (!ints(pool, first, shapeRank, extents, what))
+    if (!ints(pool, first, shapeRank, extents, what()))
       return false;
     shape = SharedShape(extents);
   }
@@ -77,7 +78,7 @@ bool PlanDecoder::buffer(ByteCursor &records, std::string_view pool,
 }
 
 bool PlanDecoder::instruction(ByteCursor &records, const RankArrays &arrays,
-                              plan::Instruction &in, const std::string &what) {
+                              plan::Instruction &in, Describe what) {
   uint8_t op = records.u8(), r1 = records.u8();
   uint16_t r2 = records.u16();
   in.buffer = records.u32();
@@ -88,21 +89,23 @@ bool PlanDecoder::instruction(ByteCursor &records, const RankArrays &arrays,
            bufferCount = records.u32();
   uint64_t firstInt = records.u64(), firstBuffer = records.u64();
   if (op > uint8_t(plan::Opcode::Write))
-    return fail(what + " has an unknown opcode " + std::to_string(op));
+    return fail(what() + " has an unknown opcode " + std::to_string(op));
   if (r1 || r2)
-    return fail(what + " has a reserved field that is not zero");
+    return fail(what() + " has a reserved field that is not zero");
   in.opcode = plan::Opcode(op);
   if (transform >= transformLists_.size())
-    return fail(what + " refers to transform " + std::to_string(transform) +
+    return fail(what() + " refers to transform " + std::to_string(transform) +
                 ", but the transform table has " +
                 std::to_string(transformLists_.size()));
   const TransformList &list = transformLists_[transform];
   in.transform = list.planId;
-  if (!box(arrays.pool, firstInt, regionRank, in.region, what + "'s region"))
-    return false;
+  if (!boxFits(arrays.pool, firstInt, regionRank))
+    return box(arrays.pool, firstInt, regionRank, in.region,
+               what() + "'s region"); // says why
+  in.region = decodeBox(arrays.pool, firstInt, regionRank);
   uint64_t listCount = arrays.listCount;
   if (firstBuffer > listCount || bufferCount > listCount - firstBuffer)
-    return fail(what + " lists buffers " + std::to_string(firstBuffer) +
+    return fail(what() + " lists buffers " + std::to_string(firstBuffer) +
                 " + " + std::to_string(bufferCount) + " of " +
                 std::to_string(listCount));
   ByteCursor entries(
@@ -114,21 +117,20 @@ bool PlanDecoder::instruction(ByteCursor &records, const RankArrays &arrays,
 }
 
 bool PlanDecoder::instructionReferences(const plan::Instruction &in,
-                                        uint32_t buffers,
-                                        const std::string &what) {
+                                        uint32_t buffers, Describe what) {
   auto bufferOk = [&](uint32_t id) { return id < buffers; };
   bool usesBuffer = in.opcode == plan::Opcode::Read ||
                     in.opcode == plan::Opcode::Copy ||
                     in.opcode == plan::Opcode::Write;
   if (usesBuffer && !bufferOk(in.buffer))
-    return fail(what + " refers to buffer %" + std::to_string(in.buffer) +
+    return fail(what() + " refers to buffer %" + std::to_string(in.buffer) +
                 ", but the round declares " + std::to_string(buffers));
   if (in.opcode == plan::Opcode::Copy && !bufferOk(in.input))
-    return fail(what + " copies buffer %" + std::to_string(in.input) +
+    return fail(what() + " copies buffer %" + std::to_string(in.input) +
                 ", but the round declares " + std::to_string(buffers));
   for (uint32_t id : in.buffers)
     if (!bufferOk(id))
-      return fail(what + " lists buffer %" + std::to_string(id) +
+      return fail(what() + " lists buffer %" + std::to_string(id) +
                   ", but the round declares " + std::to_string(buffers));
   uint64_t tensors = in.opcode == plan::Opcode::Read
                          ? plan_.sourceTensors.size()
@@ -136,12 +138,12 @@ bool PlanDecoder::instructionReferences(const plan::Instruction &in,
                          ? plan_.destinationTensors.size()
                          : UINT64_MAX;
   if (in.tensor >= tensors)
-    return fail(what + " refers to tensor " + std::to_string(in.tensor) +
+    return fail(what() + " refers to tensor " + std::to_string(in.tensor) +
                 ", but there are " + std::to_string(tensors));
   bool exchanges =
       in.opcode == plan::Opcode::Send || in.opcode == plan::Opcode::Recv;
   if (exchanges && in.peer >= plan_.ranks)
-    return fail(what + " names peer rank " + std::to_string(in.peer) +
+    return fail(what() + " names peer rank " + std::to_string(in.peer) +
                 ", but the plan has " + std::to_string(plan_.ranks));
   return true;
 }
@@ -168,13 +170,18 @@ bool PlanDecoder::program(uint32_t rankId, std::string_view bytes) {
     buffersLeft -= nb;
     instructionsLeft -= ni;
     round.buffers.resize(nb);
+    // Named only when something is wrong: a section has tens of
+    // thousands of records.
     for (uint32_t b = 0; b < nb; ++b)
-      if (!buffer(bufferRecords, arrays.pool, shapes, round.buffers[b],
-                  roundName + ", buffer %" + std::to_string(b)))
+      if (!buffer(bufferRecords, arrays.pool, shapes, round.buffers[b], [&] {
+            return roundName + ", buffer %" + std::to_string(b);
+          }))
         return false;
     round.instructions.resize(ni);
     for (uint32_t i = 0; i < ni; ++i) {
-      std::string what = roundName + ", instruction " + std::to_string(i);
+      auto what = [&] {
+        return roundName + ", instruction " + std::to_string(i);
+      };
       if (!instruction(instructionRecords, arrays, round.instructions[i],
                        what) ||
           !instructionReferences(round.instructions[i], nb, what))

@@ -170,6 +170,20 @@ TEST(PlanTextVerifyTest, Exchanges) {
                   "%3, %5 = recv 0",
                   "recv from rank 0 expects float32[2, 8], float32[1], but "
                   "the matching send of rank 0 sends float32[2, 8]");
+  // As many buffers on both sides, of another dtype or shape (the uses of
+  // the received buffer are reported too).
+  for (const char *types : {"bfloat16[4, 4], float16[2, 8]",
+                            "bfloat16[2, 8], float32[2, 8]"}) {
+    Read mismatch(edit(sampleText(),
+                       "%2, %3 = recv 1 : bfloat16[4, 4], float32[2, 8]",
+                       std::string("%2, %3 = recv 1 : ") + types));
+    EXPECT_NE(mismatch.all().find(std::string("recv from rank 1 expects ") +
+                                  types +
+                                  ", but the matching send of rank 1 sends "
+                                  "bfloat16[4, 4], float32[2, 8]"),
+              std::string::npos)
+        << mismatch.all();
+  }
   Read r(edit(sampleText(), "%3 = recv 0 : float32[2, 8]",
               "%3, %5 = recv 0 : float32[2, 8], float32[1]"));
   ASSERT_FALSE(r.diagnostics.empty());
