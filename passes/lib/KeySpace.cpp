@@ -4,6 +4,7 @@
 #include "aoa/ir/OptimizerState.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace aoa {
 
@@ -11,23 +12,31 @@ KeySpace::KeySpace(const ShardMetadata &metadata, std::string sideName,
                    std::string path)
     : metadata_(&metadata), sideName_(std::move(sideName)),
       path_(std::move(path)) {
-  // The sets hold views of the metadata's interned keys (a model key is a
-  // prefix of its stored key), so lookups never copy a string.
-  size_t count = metadata.tensorCount();
-  nameSet_.reserve(2 * count);
-  modelKeySet_.reserve(count);
-  for (TensorId id : metadata.tensorIdsByKey()) {
+  // The set and lists hold views of the metadata's interned keys (a model
+  // key is a prefix of its stored key), so lookups never copy a string. A
+  // stored key is found in the metadata's own index; only model keys need
+  // a set of their own.
+  llvm::ArrayRef<TensorId> byKey = metadata.tensorIdsByKey();
+  std::vector<std::string_view> storedKeys;
+  storedKeys.reserve(byKey.size());
+  modelKeySet_.reserve(byKey.size());
+  for (TensorId id : byKey) {
     std::string_view key = metadata.tensor(id).key();
+    storedKeys.push_back(key);
     std::string_view model = splitOptimizerSuffix(key).first;
-    nameSet_.insert(key);
-    if (modelKeySet_.insert(model).second) {
+    if (modelKeySet_.insert(model).second)
       modelKeys_.emplace_back(model);
-      nameSet_.insert(model);
-    }
   }
   std::sort(modelKeys_.begin(), modelKeys_.end());
-  names_.assign(nameSet_.begin(), nameSet_.end());
-  std::sort(names_.begin(), names_.end());
+  // Both lists are sorted (tensorIdsByKey is in byte order) and without
+  // repeats: their union is every name once, sorted.
+  names_.reserve(storedKeys.size() + modelKeys_.size());
+  std::set_union(storedKeys.begin(), storedKeys.end(), modelKeys_.begin(),
+                 modelKeys_.end(), std::back_inserter(names_));
+}
+
+bool KeySpace::contains(std::string_view name) const {
+  return isModelKey(name) || isStoredKey(name);
 }
 
 bool KeySpace::isStoredKey(std::string_view key) const {

@@ -42,9 +42,7 @@ public:
   const std::vector<std::string_view> &names() const { return names_; }
   /// Model keys only, sorted.
   const std::vector<std::string_view> &modelKeys() const { return modelKeys_; }
-  bool contains(std::string_view name) const {
-    return nameSet_.count(name) != 0;
-  }
+  bool contains(std::string_view name) const;
   bool isModelKey(std::string_view name) const {
     return modelKeySet_.count(name) != 0;
   }
@@ -71,7 +69,6 @@ private:
   std::string path_;
   std::vector<std::string_view> names_;
   std::vector<std::string_view> modelKeys_;
-  std::unordered_set<std::string_view> nameSet_;
   std::unordered_set<std::string_view> modelKeySet_;
 };
 
