@@ -1,6 +1,8 @@
 //===- PieceAnswers.cpp - Destination pieces answered ahead ---------------===//
 #include "PieceAnswers.h"
 
+#include "aoa/ir/OptimizerState.h"
+
 #include <algorithm>
 #include <string>
 
@@ -23,11 +25,23 @@ TargetUse targetUse(const TargetBinding *binding) {
   return TargetUse::Resolve;
 }
 
-std::vector<FlatPiece> storedPieces(ShardRef shard) {
+llvm::SmallVector<FlatPiece, 1> storedPieces(ShardRef shard) {
   Box box(shard.globalOffset(), shard.localShape());
-  if (std::optional<FlatElementRange> flat = shard.flatRange())
-    return flatRangeToBoxes(box, flat->begin, flat->end);
-  return {FlatPiece{box, 0}};
+  llvm::SmallVector<FlatPiece, 1> pieces;
+  if (std::optional<FlatElementRange> flat = shard.flatRange()) {
+    std::vector<FlatPiece> boxes = flatRangeToBoxes(box, flat->begin, flat->end);
+    pieces.append(std::make_move_iterator(boxes.begin()),
+                  std::make_move_iterator(boxes.end()));
+  } else {
+    pieces.push_back(FlatPiece{std::move(box), 0});
+  }
+  return pieces;
+}
+
+EntryFacts EntryFacts::of(const MappingEntry &entry) {
+  return EntryFacts{
+      entry.source.box(), entry.target.box(),
+      !splitOptimizerSuffix(entry.target.key).second.empty()};
 }
 
 PieceAnswers::PieceAnswers(CompilationState &state,
@@ -89,6 +103,13 @@ TargetUse PieceAnswers::beginTensor(size_t index) {
   return targetUse(binding());
 }
 
+bool PieceAnswers::tilesKey() const {
+  if (!ahead_)
+    return false;
+  const Chunk &chunk = chunks_[current_];
+  return chunk.tiles[currentTensor_ - chunk.begin];
+}
+
 const TargetBinding *PieceAnswers::binding() const {
   if (!ahead_)
     return walked_.empty() ? nullptr : walked_.back().binding;
@@ -97,7 +118,8 @@ const TargetBinding *PieceAnswers::binding() const {
 }
 
 PieceAnswers::Status PieceAnswers::next(llvm::ArrayRef<MappingEntry> &entries,
-                                        llvm::ArrayRef<TensorId> &sources) {
+                                        llvm::ArrayRef<TensorId> &sources,
+                                        llvm::ArrayRef<EntryFacts> &facts) {
   const Chunk &chunk = chunks_[current_];
   // Past the chunk's answers (a walk that asks for more pieces than the
   // tensors have), or not ahead: the caller answers.
@@ -108,11 +130,14 @@ PieceAnswers::Status PieceAnswers::next(llvm::ArrayRef<MappingEntry> &entries,
                 .slice(answer.firstEntry, answer.entryCount);
   sources = llvm::ArrayRef<TensorId>(chunk.sources)
                 .slice(answer.firstEntry, answer.entryCount);
+  facts = llvm::ArrayRef<EntryFacts>(chunk.facts)
+              .slice(answer.firstEntry, answer.entryCount);
   return answer.status;
 }
 
 void PieceAnswers::answer(Chunk &chunk) {
   chunk.targets.clear();
+  chunk.tiles.clear();
   chunk.answers.clear();
   chunk.usedEntries = 0;
   const ShardMetadata &destination = *state_.destination.metadata();
@@ -121,7 +146,9 @@ void PieceAnswers::answer(Chunk &chunk) {
     TensorRef tensor = destination.tensor(tensors_[i]);
     chunk.targets.push_back(findTarget(tensor));
     const TargetBinding *binding = chunk.targets.back().binding;
-    if (targetUse(binding) != TargetUse::Resolve)
+    bool resolved = targetUse(binding) == TargetUse::Resolve;
+    chunk.tiles.push_back(resolved && shardsTileKey(tensor));
+    if (!resolved)
       continue;
     for (ShardRef shard : tensor.shards())
       for (const FlatPiece &piece : storedPieces(shard)) {
@@ -136,8 +163,17 @@ void PieceAnswers::answer(Chunk &chunk) {
             if (chunk.usedEntries == chunk.entries.size()) {
               chunk.entries.emplace_back();
               chunk.sources.emplace_back();
+              chunk.facts.emplace_back();
             }
-            chunk.entries[chunk.usedEntries] = finder_.entries()[e];
+            // What binding reads (not the steps as written, which only
+            // the mappings document prints).
+            const MappingEntry &from = finder_.entries()[e];
+            MappingEntry &to = chunk.entries[chunk.usedEntries];
+            to.target = from.target;
+            to.source = from.source;
+            to.postprocess = from.postprocess;
+            to.postprocessAsWritten.clear();
+            chunk.facts[chunk.usedEntries] = EntryFacts::of(from);
             chunk.sources[chunk.usedEntries++] = sources[e];
           }
           answer.entryCount = uint32_t(chunk.usedEntries) - answer.firstEntry;

@@ -19,6 +19,7 @@
 #include "aoa/ir/ShardMetadata.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <array>
 #include <future>
@@ -36,8 +37,26 @@ enum class TargetUse {
 /// none).
 TargetUse targetUse(const TargetBinding *binding);
 
-/// The boxes a stored shard holds whole: its box, or its flat range's.
-std::vector<FlatPiece> storedPieces(ShardRef shard);
+/// The boxes a stored shard holds whole: its box, or its flat range's
+/// (inline for the one box of most shards: this runs per shard).
+llvm::SmallVector<FlatPiece, 1> storedPieces(ShardRef shard);
+
+/// The shards of `tensor` store disjoint boxes (replicas counted once) that
+/// together hold every element: the common case of resolve-shard-sources'
+/// destination layout check, which reports nothing.
+bool shardsTileKey(TensorRef tensor);
+
+/// What binding reads of an answer's entry besides the entry itself, worked
+/// out beside the answer (on the answering thread, with threads) so that
+/// the sequential binding does not build them.
+struct EntryFacts {
+  Box wanted; ///< the source region (entry.source's box)
+  Box target; ///< where it goes (entry.target's box)
+  /// The target key is an optimizer state (splitOptimizerSuffix): casts
+  /// written for the model weight do not apply to it.
+  bool optimizerState = false;
+  static EntryFacts of(const MappingEntry &entry);
+};
 
 class PieceAnswers {
 public:
@@ -58,6 +77,9 @@ public:
   /// second thread when there is one: a walk never goes back, and a finder
   /// holds the views it keeps (its piece indices).
   TargetUse beginTensor(size_t index);
+  /// The tensor being walked was checked ahead and its shards tile its key
+  /// (shardsTileKey); false when not checked ahead.
+  bool tilesKey() const;
   /// The target of the tensor being walked (null: none). The walk reads
   /// targets only through this: Dataflow::targets changes beside it. Ask
   /// answers with ShardSourceFinder::answer(query, binding()).
@@ -71,9 +93,10 @@ public:
   };
   /// The answer to the next piece of the current tensor: each piece of each
   /// of its shards in turn, if its use is Resolve. `sources`: the stored
-  /// source tensor of each entry.
+  /// source tensor of each entry; `facts`: each entry's EntryFacts.
   Status next(llvm::ArrayRef<MappingEntry> &entries,
-              llvm::ArrayRef<TensorId> &sources);
+              llvm::ArrayRef<TensorId> &sources,
+              llvm::ArrayRef<EntryFacts> &facts);
 
 private:
   /// A tensor's entry in Dataflow::targets; binding is null when it has
@@ -96,11 +119,14 @@ private:
     size_t begin = 0, end = 0;
     /// By tensor - begin: the tensor's target.
     std::vector<Target> targets;
+    /// By tensor - begin: shardsTileKey, for the tensors resolved.
+    std::vector<bool> tiles;
     std::vector<PieceAnswer> answers;
     /// Reused from chunk to chunk, so that the entries' strings and
     /// vectors keep their memory.
     std::vector<MappingEntry> entries;
     std::vector<TensorId> sources; ///< of each entry
+    std::vector<EntryFacts> facts; ///< of each entry
     size_t usedEntries = 0;
   };
   /// Answers `chunk`'s tensors (on the second thread).

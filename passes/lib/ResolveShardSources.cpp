@@ -70,7 +70,8 @@ void ShardSourceResolver::run() {
       state_.plan.addedKeys.emplace_back(tensor.key());
       continue;
     }
-    checkDestinationLayout(tensor);
+    if (!answers.tilesKey()) // else checked ahead, with nothing to report
+      checkDestinationLayout(tensor);
     SharedString key = interned(destinationIds_, tensor.keyId());
     for (ShardRef shard : tensor.shards())
       resolveShard(tensor, key, shard, answers);
@@ -103,7 +104,8 @@ void ShardSourceResolver::resolveShard(TensorRef tensor,
   for (const FlatPiece &piece : storedPieces(shard)) {
     llvm::ArrayRef<MappingEntry> entries;
     llvm::ArrayRef<TensorId> sources;
-    switch (answers.next(entries, sources)) {
+    llvm::ArrayRef<EntryFacts> facts;
+    switch (answers.next(entries, sources, facts)) {
     case PieceAnswers::Status::Unanswered:
       continue;
     case PieceAnswers::Status::Answered:
@@ -115,10 +117,15 @@ void ShardSourceResolver::resolveShard(TensorRef tensor,
         continue;
       entries = finder_.entries();
       sources = finder_.entrySources();
+      askedFacts_.clear();
+      for (const MappingEntry &entry : entries)
+        askedFacts_.push_back(EntryFacts::of(entry));
+      facts = askedFacts_;
       break;
     }
     for (size_t e = 0; e < entries.size(); ++e)
-      bindEntry(entries[e], sources[e], destinationTensor, shard.rank());
+      bindEntry(entries[e], facts[e], sources[e], destinationTensor,
+                shard.rank());
   }
 }
 
@@ -201,9 +208,8 @@ uint32_t ShardSourceResolver::planSourceTensor(ShardId id) {
 }
 
 std::optional<uint32_t>
-ShardSourceResolver::transformOf(const MappingEntry &entry, size_t sourceRank,
-                                 DType sourceType) {
-  bool state = !splitOptimizerSuffix(entry.target.key).second.empty();
+ShardSourceResolver::transformOf(const MappingEntry &entry, bool state,
+                                 size_t sourceRank, DType sourceType) {
   for (const CachedTransform &c : transformCache_)
     if (c.sourceRank == sourceRank && c.sourceType == sourceType &&
         c.targetType == entry.target.dtype && c.state == state &&
@@ -220,7 +226,7 @@ ShardSourceResolver::transformOf(const MappingEntry &entry, size_t sourceRank,
   // Optimizer states keep their own precision: a cast written for the
   // model weight does not apply to them (casting a moment to float16 and
   // back would round it); they are cast once, to their stored dtype.
-  if (!splitOptimizerSuffix(entry.target.key).second.empty())
+  if (state)
     steps->erase(std::remove_if(steps->begin(), steps->end(),
                                 [](const plan::TransformStep &step) {
                                   return step.kind ==

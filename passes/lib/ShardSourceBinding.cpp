@@ -12,6 +12,8 @@
 
 #include "aoa/ir/BoxOverlap.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
 #include <iterator>
 #include <string>
@@ -20,13 +22,14 @@
 namespace aoa {
 
 void ShardSourceResolver::bindEntry(const MappingEntry &entry,
+                                    const EntryFacts &facts,
                                     TensorId sourceTensor,
                                     uint32_t destinationTensor,
                                     uint32_t destinationRank) {
   const ShardMetadata &source = *state_.source.metadata();
   TensorRef tensor = source.tensor(sourceTensor);
-  std::optional<uint32_t> transform =
-      transformOf(entry, tensor.ndim(), tensor.dtype());
+  std::optional<uint32_t> transform = transformOf(
+      entry, facts.optimizerState, tensor.ndim(), tensor.dtype());
   if (!transform)
     return;
   const std::vector<plan::TransformStep> *steps =
@@ -35,8 +38,8 @@ void ShardSourceResolver::bindEntry(const MappingEntry &entry,
   if (broadcast_.empty() || broadcast_.back() != pair)
     broadcast_.push_back(pair);
 
-  Box wanted = entry.source.box();
-  Box target = entry.target.box();
+  const Box &wanted = facts.wanted;
+  const Box &target = facts.target;
   const std::vector<ReplicaGroup> &groups = sourceReplicas(tensor);
   if (overlapping_.count(tensor.id()))
     return; // reported
@@ -170,7 +173,7 @@ ShardId ShardSourceResolver::chooseReplica(const ReplicaSegment &segment,
     return best;
   uint32_t rank =
       readingRank(state_.source.metadata()->shard(best), destinationRank);
-  return chosenOnRank_.emplace(std::make_pair(&segment, rank), best)
+  return chosenOnRank_.try_emplace(std::make_pair(&segment, rank), best)
       .first->second;
 }
 
@@ -182,7 +185,8 @@ void ShardSourceResolver::bindRuns(const Binding &b,
     ShardId replica;
     const ReplicaSegment *segment; ///< the first; null: several
     int64_t begin, end;            ///< flat, in the group's box
-    std::vector<Box> parts;        ///< of `wanted`, while in one segment
+    /// Of `wanted`, while in one segment (inline: a run per entry).
+    llvm::SmallVector<Box, 2> parts;
   };
   std::optional<Run> run;
   auto flush = [&] {
@@ -280,7 +284,7 @@ void ShardSourceResolver::bindReshaped(
   reader = readingRank(shard, b.destinationRank);
   for (const ReplicaSegment *segment : segments)
     if (readsOneReplicaPerRank(*segment))
-      chosenOnRank_.emplace(std::make_pair(segment, reader), replica);
+      chosenOnRank_.try_emplace(std::make_pair(segment, reader), replica);
   int64_t bytes =
       b.wanted.volume() * static_cast<int64_t>(dtypeSize(b.tensor.dtype()));
   readBytes_[reader] += bytes;

@@ -67,7 +67,7 @@ void ShardSourceResolver::checkFiles(const ShardMetadata &metadata,
 const std::vector<ReplicaGroup> &
 ShardSourceResolver::sourceReplicas(TensorRef tensor) {
   auto [it, inserted] =
-      sourceReplicas_.emplace(tensor.id(), std::vector<ReplicaGroup>());
+      sourceReplicas_.try_emplace(tensor.id()); // (no node made if found)
   if (!inserted)
     return it->second;
   it->second = groupSourceReplicas(tensor);
@@ -109,23 +109,42 @@ bool ShardSourceResolver::checkDisjoint(TensorRef tensor,
   return false;
 }
 
-void ShardSourceResolver::checkDestinationLayout(TensorRef tensor) {
-  // The distinct boxes the shards store whole (replicas counted once).
+namespace {
+
+/// The distinct boxes a key's shards store whole (replicas counted once),
+/// sorted.
+std::vector<Box> distinctStoredBoxes(TensorRef tensor) {
   std::vector<Box> pieces;
   for (ShardRef shard : tensor.shards())
     for (FlatPiece &piece : storedPieces(shard))
       pieces.push_back(std::move(piece.box));
   sortAndRemoveDuplicates(pieces);
+  return pieces;
+}
+
+/// `pieces` (distinctStoredBoxes) are disjoint and hold `tensor` whole.
+bool tile(const std::vector<Box> &pieces, TensorRef tensor) {
   std::vector<const Box *> boxes;
   int64_t stored = 0;
   for (const Box &piece : pieces) {
     boxes.push_back(&piece);
     stored += piece.volume();
   }
-  Box whole = Box::fromShape(tensor.globalShape());
-  bool disjoint = !findOverlappingPair(boxes);
-  if (disjoint && stored == whole.volume())
+  return stored == Box::fromShape(tensor.globalShape()).volume() &&
+         !findOverlappingPair(boxes);
+}
+
+} // namespace
+
+bool shardsTileKey(TensorRef tensor) {
+  return tile(distinctStoredBoxes(tensor), tensor);
+}
+
+void ShardSourceResolver::checkDestinationLayout(TensorRef tensor) {
+  std::vector<Box> pieces = distinctStoredBoxes(tensor);
+  if (tile(pieces, tensor))
     return; // the common case, without building the complement
+  Box whole = Box::fromShape(tensor.globalShape());
   // The key minus every stored piece.
   std::vector<Box> missing{whole};
   for (const Box &piece : pieces) {

@@ -11,6 +11,7 @@
 #ifndef AOA_PASSES_LIB_SHARDSOURCERESOLVER_H
 #define AOA_PASSES_LIB_SHARDSOURCERESOLVER_H
 
+#include "PieceAnswers.h"
 #include "ShardSourceFinder.h"
 #include "SourceReplicas.h"
 #include "aoa/ir/FlatRange.h"
@@ -30,7 +31,6 @@
 
 namespace aoa {
 
-class PieceAnswers;
 
 /// Binds every stored piece of every destination shard to stored source
 /// shards, filling state.plan and state.transfers.
@@ -88,8 +88,8 @@ private:
   /// rank needs, whole, once per (rank, tensor) of broadcast_.
   void countBroadcastBytes();
   /// The transform of an entry, parsed once per distinct postprocess list
-  /// (a conversion has a handful).
-  std::optional<uint32_t> transformOf(const MappingEntry &entry,
+  /// (a conversion has a handful); `state`: EntryFacts::optimizerState.
+  std::optional<uint32_t> transformOf(const MappingEntry &entry, bool state,
                                       size_t sourceRank, DType sourceType);
 
   // Layout checks (ShardSourceChecks.cpp).
@@ -111,9 +111,10 @@ private:
   void checkDestinationLayout(TensorRef tensor);
 
   // Replicas and transfers (ShardSourceBinding.cpp).
-  /// `sourceTensor`: the stored tensor of entry.source.key.
-  void bindEntry(const MappingEntry &entry, TensorId sourceTensor,
-                 uint32_t destinationTensor,
+  /// `sourceTensor`: the stored tensor of entry.source.key; `facts`: the
+  /// entry's boxes and kind (PieceAnswers.h).
+  void bindEntry(const MappingEntry &entry, const EntryFacts &facts,
+                 TensorId sourceTensor, uint32_t destinationTensor,
                  uint32_t destinationRank);
   /// The elements two boxes of one rank share (intersect() without
   /// building the box: this runs for every group of every source region).
@@ -196,6 +197,8 @@ private:
     uint32_t id;
   };
   std::vector<CachedTransform> transformCache_;
+  /// The facts of the entries resolveShard asked finder_ for (reused).
+  std::vector<EntryFacts> askedFacts_;
   /// Per segment of many replicas (chooseManyReplicas): its replicas by
   /// rank, and a min-heap of their loads. Loads only grow, so an entry's
   /// load is a lower bound of its replica's; the top is the least loaded

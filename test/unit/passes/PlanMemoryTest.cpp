@@ -104,9 +104,10 @@ TEST(PlanMemoryTest, StoredTensorsOfAKeyShareOneGlobalShape) {
     for (const plan::StoredTensor &t : *tensors) {
       auto [first, added] = firstOfKey.emplace(t.key.str(), &t);
       EXPECT_EQ(t.globalShape.vec(), (std::vector<int64_t>{4, 6}));
-      if (!added)
+      if (!added) {
         EXPECT_TRUE(t.globalShape.sharesWith(first->second->globalShape))
             << t.key;
+      }
     }
     EXPECT_EQ(firstOfKey.size(), 2500u);
   }
@@ -122,8 +123,9 @@ TEST(PlanMemoryTest, BuffersOfOneShapeInARoundShareOneList) {
       for (const plan::BufferDecl &buffer : round.buffers) {
         auto [first, added] =
             firstOfShape.emplace(buffer.shape.vec(), &buffer);
-        if (!added)
+        if (!added) {
           EXPECT_TRUE(buffer.shape.sharesWith(first->second->shape));
+        }
         ++buffers;
       }
     }
