@@ -17,6 +17,14 @@ FusedExpansion::FusedExpansion(CompilationState &state,
       axis_ = axis->integer();
   tagLocation_ = statement.tags.empty() ? statement.location
                                         : statement.tags.front().location;
+  // "lower-fused-ffn" -> "fused_ffn.N.": the temporaries read like the tag.
+  piecePrefix_ = pass;
+  if (piecePrefix_.rfind("lower-", 0) == 0)
+    piecePrefix_.erase(0, 6);
+  for (char &c : piecePrefix_)
+    if (c == '-')
+      c = '_';
+  piecePrefix_ += "." + std::to_string(index_) + ".";
 }
 
 bool FusedExpansion::checkHeadBounds(int64_t heads, int64_t groups) {
@@ -72,15 +80,7 @@ bool FusedExpansion::checkHeadBounds(int64_t heads, int64_t groups) {
 }
 
 Name FusedExpansion::piece(const std::string &label) const {
-  std::string prefix = pass_;
-  // "lower-fused-ffn" -> "fused_ffn": the temporaries read like the tag.
-  if (prefix.rfind("lower-", 0) == 0)
-    prefix = prefix.substr(6);
-  for (char &c : prefix)
-    if (c == '-')
-      c = '_';
-  return makeName(prefix + "." + std::to_string(index_) + "." + label,
-                  tagLocation_, true);
+  return makeName(piecePrefix_ + label, tagLocation_, true);
 }
 
 void FusedExpansion::emit(std::vector<Name> lhs, std::vector<Name> rhs,

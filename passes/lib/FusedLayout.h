@@ -5,6 +5,7 @@
 #include "aoa/passes/CompilationState.h"
 
 #include <optional>
+#include <string>
 
 namespace aoa {
 
@@ -60,6 +61,8 @@ private:
   size_t index_;
   int64_t axis_ = 1;
   SourceLocation tagLocation_;
+  /// What every piece name starts with: `<pass>.N.` (piece()).
+  std::string piecePrefix_;
 };
 
 } // namespace aoa

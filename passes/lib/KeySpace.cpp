@@ -3,6 +3,8 @@
 
 #include "aoa/ir/OptimizerState.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
 #include <iterator>
 
@@ -58,29 +60,31 @@ std::optional<size_t> KeySpace::rankOf(std::string_view name) const {
   return std::nullopt;
 }
 
-std::optional<int64_t> KeySpace::countOneKey(std::string_view key, int64_t axis,
+std::optional<int64_t> KeySpace::countOneKey(TensorRef tensor, int64_t axis,
                                              std::string &why) const {
-  std::optional<TensorRef> tensor = metadata_->find(key);
-  if (!tensor) {
-    why = "'" + std::string(key) + "' is not in the " + sideName_ + " metadata";
-    return std::nullopt;
-  }
-  int64_t rank = static_cast<int64_t>(tensor->ndim());
+  std::string_view key = tensor.key();
+  int64_t rank = static_cast<int64_t>(tensor.ndim());
   int64_t normalized = axis < 0 ? axis + rank : axis;
   if (normalized < 0 || normalized >= rank) {
     why = "axis " + std::to_string(axis) + " is out of range for '" +
           std::string(key) + "' of rank " + std::to_string(rank);
     return std::nullopt;
   }
-  std::vector<std::pair<int64_t, int64_t>> intervals;
-  for (ShardRef shard : tensor->shards()) {
+  // (Inline: this runs for every fused statement's keys, and a key has a
+  // shard per tensor-parallel rank or a few more.)
+  llvm::SmallVector<std::pair<int64_t, int64_t>, 16> intervals;
+  for (ShardRef shard : tensor.shards()) {
     int64_t begin = shard.globalOffset()[normalized];
     intervals.emplace_back(begin, begin + shard.localShape()[normalized]);
   }
   std::sort(intervals.begin(), intervals.end());
   intervals.erase(std::unique(intervals.begin(), intervals.end()),
                   intervals.end());
-  int64_t extent = tensor->globalShape()[normalized];
+  int64_t extent = tensor.globalShape()[normalized];
+  if (intervals.empty()) { // (metadata gives every tensor a shard)
+    why = "'" + std::string(key) + "' has no shard";
+    return std::nullopt;
+  }
   int64_t size = intervals.front().second - intervals.front().first;
   int64_t expectedBegin = 0;
   bool even = size > 0;
@@ -109,18 +113,26 @@ std::optional<int64_t> KeySpace::shardCountAlongAxis(std::string_view name,
     why = "no " + sideName_ + " metadata";
     return std::nullopt;
   }
-  if (!isModelKey(name))
-    return countOneKey(name, axis, why);
+  if (!isModelKey(name)) {
+    std::optional<TensorRef> tensor = metadata_->find(name);
+    if (!tensor) {
+      why = "'" + std::string(name) + "' is not in the " + sideName_ +
+            " metadata";
+      return std::nullopt;
+    }
+    return countOneKey(*tensor, axis, why);
+  }
   // A model key and its states sharded like it must agree (the beta-pow
   // accumulators are scalars and do not count).
   std::optional<int64_t> agreed;
-  std::string agreedKey;
+  std::string agreedKey, key;
   for (std::string_view suffix : {std::string_view(), kOptimizerSuffixes[0],
                                   kOptimizerSuffixes[1], kOptimizerSuffixes[2]}) {
-    std::string key = std::string(name) + std::string(suffix);
-    if (!isStoredKey(key))
+    key.assign(name).append(suffix);
+    std::optional<TensorRef> tensor = metadata_->find(key);
+    if (!tensor)
       continue;
-    std::optional<int64_t> count = countOneKey(key, axis, why);
+    std::optional<int64_t> count = countOneKey(*tensor, axis, why);
     if (!count)
       return std::nullopt;
     if (agreed && *agreed != *count) {

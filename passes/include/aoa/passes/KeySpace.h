@@ -61,7 +61,7 @@ public:
                                              std::string &why) const;
 
 private:
-  std::optional<int64_t> countOneKey(std::string_view key, int64_t axis,
+  std::optional<int64_t> countOneKey(TensorRef tensor, int64_t axis,
                                      std::string &why) const;
 
   const ShardMetadata *metadata_ = nullptr;
