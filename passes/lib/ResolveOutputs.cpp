@@ -40,6 +40,8 @@ public:
     df_.targets.clear();
     if (state_.destination.present()) {
       const ShardMetadata &metadata = *state_.destination.metadata();
+      // One target per key: sized once, not rehashed at every doubling.
+      df_.targets.reserve(metadata.tensorCount());
       for (TensorId id : metadata.tensorIdsByKey())
         bindDestinationKey(metadata.tensor(id));
     } else {
