@@ -14,6 +14,10 @@ namespace {
 /// costs nothing beside answering it, few enough that a chunk's answers
 /// stay small (a few MB) and the pass waits for one chunk at the start.
 constexpr size_t kChunkTensors = 1024;
+/// And at most about this many destination shards: with many replicas per
+/// key (data parallelism over thousands of ranks) 1024 keys have millions
+/// of shards, whose answers a chunk would hold at once.
+constexpr size_t kChunkShards = 32768;
 
 } // namespace
 
@@ -51,7 +55,7 @@ PieceAnswers::PieceAnswers(CompilationState &state,
   if (!ahead_)
     return;
   // The first chunk here, the second beside the pass's work on the first.
-  chunks_[0].end = std::min(kChunkTensors, tensors_.size());
+  chunks_[0].end = chunkEnd(0);
   answer(chunks_[0]);
   startAfter(chunks_[0].end, chunks_[1]);
 }
@@ -75,9 +79,18 @@ void PieceAnswers::releaseTargets(std::vector<Target> &targets) {
   targets.clear();
 }
 
+size_t PieceAnswers::chunkEnd(size_t begin) const {
+  const ShardMetadata &destination = *state_.destination.metadata();
+  size_t end = begin, shards = 0;
+  while (end < tensors_.size() && end - begin < kChunkTensors &&
+         (end == begin || shards < kChunkShards))
+    shards += destination.tensor(tensors_[end++]).shardCount();
+  return end;
+}
+
 void PieceAnswers::startAfter(size_t previous, Chunk &chunk) {
   chunk.begin = previous;
-  chunk.end = std::min(previous + kChunkTensors, tensors_.size());
+  chunk.end = chunkEnd(previous);
   answering_ = std::async(std::launch::async, [this, &chunk] {
     // The chunk's targets are those of tensors the walk has left: they go
     // first, beside the walk (which reads only its own tensors' targets).

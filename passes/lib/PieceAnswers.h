@@ -131,6 +131,9 @@ private:
   };
   /// Answers `chunk`'s tensors (on the second thread).
   void answer(Chunk &chunk);
+  /// The end of the chunk of tensors that starts at `begin`: at most
+  /// kChunkTensors tensors, and no more once they have kChunkShards shards.
+  size_t chunkEnd(size_t begin) const;
   /// Starts answering the tensors after `previous` into `chunk`.
   void startAfter(size_t previous, Chunk &chunk);
 
