@@ -40,14 +40,18 @@ void ShardSourceResolver::bindEntry(const MappingEntry &entry,
 
   const Box &wanted = facts.wanted;
   const Box &target = facts.target;
-  const std::vector<ReplicaGroup> &groups = sourceReplicas(tensor);
+  const IndexedReplicaGroups &replicas = sourceReplicas(tensor);
   if (overlapping_.count(tensor.id()))
     return; // reported
+  // The groups `wanted` overlaps, in their order.
+  llvm::SmallVector<const ReplicaGroup *, 8> holding;
+  for (uint32_t g : replicas.candidates(wanted))
+    if (overlapVolume(replicas.groups()[g].box, wanted) > 0)
+      holding.push_back(&replicas.groups()[g]);
   int64_t found = 0;
-  for (const ReplicaGroup &group : groups)
-    if (overlapVolume(group.box, wanted) > 0)
-      for (const ReplicaSegment &segment : group.segments)
-        found += storedVolume(group, segment, wanted);
+  for (const ReplicaGroup *group : holding)
+    for (const ReplicaSegment &segment : group->segments)
+      found += storedVolume(*group, segment, wanted);
   if (found != wanted.volume()) {
     if (budget_.allow())
       state_.diags
@@ -64,12 +68,11 @@ void ShardSourceResolver::bindEntry(const MappingEntry &entry,
       entry,           tensor,    wanted, target, destinationTensor,
       destinationRank, *transform, p};
   if (!plan::keepsBoxes(*steps)) {
-    bindReshaped(binding, groups);
+    bindReshaped(binding, holding);
     return;
   }
-  for (const ReplicaGroup &group : groups)
-    if (overlapVolume(group.box, wanted) > 0)
-      bindRuns(binding, group);
+  for (const ReplicaGroup *group : holding)
+    bindRuns(binding, *group);
 }
 
 int64_t ShardSourceResolver::overlapVolume(const Box &a, const Box &b) {
@@ -231,15 +234,13 @@ void ShardSourceResolver::bindRuns(const Binding &b,
 }
 
 void ShardSourceResolver::bindReshaped(
-    const Binding &b, const std::vector<ReplicaGroup> &groups) {
+    const Binding &b, llvm::ArrayRef<const ReplicaGroup *> groups) {
   std::vector<const ReplicaSegment *> segments;
   size_t holders = 0; // groups that store some of `wanted`
-  for (const ReplicaGroup &group : groups) {
-    if (overlapVolume(group.box, b.wanted) == 0)
-      continue;
+  for (const ReplicaGroup *group : groups) {
     size_t before = segments.size();
-    for (const ReplicaSegment &segment : group.segments)
-      if (storedVolume(group, segment, b.wanted) > 0)
+    for (const ReplicaSegment &segment : group->segments)
+      if (storedVolume(*group, segment, b.wanted) > 0)
         segments.push_back(&segment);
     holders += segments.size() > before;
   }

@@ -64,14 +64,15 @@ void ShardSourceResolver::checkFiles(const ShardMetadata &metadata,
   }
 }
 
-const std::vector<ReplicaGroup> &
+const IndexedReplicaGroups &
 ShardSourceResolver::sourceReplicas(TensorRef tensor) {
   auto [it, inserted] =
       sourceReplicas_.try_emplace(tensor.id()); // (no node made if found)
   if (!inserted)
     return it->second;
-  it->second = groupSourceReplicas(tensor);
-  if (!checkDisjoint(tensor, it->second, *state_.source.metadata(), "source"))
+  it->second = IndexedReplicaGroups(groupSourceReplicas(tensor));
+  if (!checkDisjoint(tensor, it->second.groups(), *state_.source.metadata(),
+                     "source"))
     overlapping_.insert(tensor.id());
   return it->second;
 }

@@ -11,6 +11,7 @@
 #ifndef AOA_PASSES_LIB_SHARDSOURCERESOLVER_H
 #define AOA_PASSES_LIB_SHARDSOURCERESOLVER_H
 
+#include "IndexedReplicaGroups.h"
 #include "PieceAnswers.h"
 #include "ShardSourceFinder.h"
 #include "SourceReplicas.h"
@@ -98,7 +99,7 @@ private:
   /// The source key's shards grouped into replicas (cached per key); keys
   /// whose shards overlap without being replicas are reported once and
   /// remembered in overlapping_.
-  const std::vector<ReplicaGroup> &sourceReplicas(TensorRef tensor);
+  const IndexedReplicaGroups &sourceReplicas(TensorRef tensor);
   /// Groups (shards with different boxes) must not store a common element
   /// (a sort and sweep over the segments' boxes, BoxOverlap.h; the segments
   /// of one group are disjoint).
@@ -159,8 +160,9 @@ private:
   void bindRuns(const Binding &b, const ReplicaGroup &group);
   /// A reshape maps whole blocks of rows, so `wanted` must come whole from
   /// one replica: the segments that hold it must be of one group and have a
-  /// replica in common.
-  void bindReshaped(const Binding &b, const std::vector<ReplicaGroup> &groups);
+  /// replica in common. `groups`: those that overlap `wanted`, in order.
+  void bindReshaped(const Binding &b,
+                    llvm::ArrayRef<const ReplicaGroup *> groups);
   /// A transfer of `part` (of `wanted`) from `replica` into its place in
   /// `target`.
   void addTransfer(const Binding &b, const Box &part, ShardId replica);
@@ -173,7 +175,7 @@ private:
   /// addressed: it is looked up for every candidate replica of every piece.
   llvm::DenseMap<uint32_t, int64_t> readBytes_;
   std::vector<int64_t> fileReadBytes_; ///< by source metadata file id
-  std::unordered_map<TensorId, std::vector<ReplicaGroup>> sourceReplicas_;
+  std::unordered_map<TensorId, IndexedReplicaGroups> sourceReplicas_;
   /// (segment, rank) -> the replica that rank reads it from, for segments
   /// that readsOneReplicaPerRank.
   std::map<std::pair<const ReplicaSegment *, uint32_t>, ShardId> chosenOnRank_;
