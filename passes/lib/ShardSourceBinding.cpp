@@ -50,7 +50,7 @@ void ShardSourceResolver::bindEntry(const MappingEntry &entry,
       holding.push_back(&replicas.groups()[g]);
   int64_t found = 0;
   for (const ReplicaGroup *group : holding)
-    for (const ReplicaSegment &segment : group->segments)
+    for (const ReplicaSegment &segment : group->segmentsMeeting(wanted))
       found += storedVolume(*group, segment, wanted);
   if (found != wanted.volume()) {
     if (budget_.allow())
@@ -206,7 +206,8 @@ void ShardSourceResolver::bindRuns(const Binding &b,
     }
     run.reset();
   };
-  for (const ReplicaSegment &segment : group.segments)
+  // (Segments that hold none of `wanted` would add nothing to a run.)
+  for (const ReplicaSegment &segment : group.segmentsMeeting(b.wanted))
     group.forEachPiece(segment, [&](const Box &box, int64_t begin) {
       std::optional<Box> part = intersect(box, b.wanted);
       if (!part)
@@ -239,7 +240,7 @@ void ShardSourceResolver::bindReshaped(
   size_t holders = 0; // groups that store some of `wanted`
   for (const ReplicaGroup *group : groups) {
     size_t before = segments.size();
-    for (const ReplicaSegment &segment : group->segments)
+    for (const ReplicaSegment &segment : group->segmentsMeeting(b.wanted))
       if (storedVolume(*group, segment, b.wanted) > 0)
         segments.push_back(&segment);
     holders += segments.size() > before;

@@ -123,6 +123,38 @@ void cutSegments(ReplicaGroup &group, const std::vector<StoredRange> &ranges,
 
 } // namespace
 
+llvm::ArrayRef<ReplicaSegment>
+ReplicaGroup::segmentsMeeting(const Box &part) const {
+  llvm::ArrayRef<ReplicaSegment> all = segments;
+  // One segment (maybe the whole box, without pieces) needs no search; a
+  // group cut into several gives each its pieces (cutSegments).
+  if (all.size() <= 1 || part.rank() != box.rank())
+    return all;
+  int64_t first = 0, last = 0, stride = 1;
+  for (size_t i = box.rank(); i-- > 0;) {
+    const Interval &g = box.dim(i), &p = part.dim(i);
+    int64_t low = std::max(p.begin, g.begin) - g.begin;
+    int64_t high = std::min(p.end, g.end) - g.begin - 1;
+    if (high < low)
+      return {}; // `part` holds none of the box
+    first += low * stride;
+    last += high * stride;
+    stride *= g.size();
+  }
+  auto runEnd = [](const ReplicaSegment &s) {
+    return s.pieces.back().flatBegin + s.pieces.back().box.volume();
+  };
+  const ReplicaSegment *from =
+      std::partition_point(all.begin(), all.end(), [&](const ReplicaSegment &s) {
+        return runEnd(s) <= first;
+      });
+  const ReplicaSegment *to =
+      std::partition_point(from, all.end(), [&](const ReplicaSegment &s) {
+        return s.pieces.front().flatBegin <= last;
+      });
+  return all.slice(from - all.begin(), to - from);
+}
+
 std::vector<ReplicaGroup> groupSourceReplicas(TensorRef tensor) {
   std::vector<ShardRef> shards(tensor.shards().begin(), tensor.shards().end());
   // Each group's shards ascend by id: metadata order.

@@ -50,6 +50,12 @@ struct ReplicaGroup {
   /// box that no shard stores are in none.
   llvm::SmallVector<ReplicaSegment, 1> segments;
 
+  /// The segments that can hold elements of `part`: those whose run meets
+  /// the flat indices from part's first element in `box` to its last, in
+  /// order (a binary search: a key stored in thousands of flat ranges has
+  /// as many segments, and every region bound visited them all).
+  llvm::ArrayRef<ReplicaSegment> segmentsMeeting(const Box &part) const;
+
   /// Calls visit(box, flatBegin) for every box of `segment`, in flat order;
   /// flatBegin is the flat index of the box's first element in `box`.
   template <typename Visit>
