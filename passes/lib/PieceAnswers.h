@@ -43,7 +43,8 @@ llvm::SmallVector<FlatPiece, 1> storedPieces(ShardRef shard);
 
 /// The shards of `tensor` store disjoint boxes (replicas counted once) that
 /// together hold every element: the common case of resolve-shard-sources'
-/// destination layout check, which reports nothing.
+/// destination layout check, which reports nothing (defined beside that
+/// check, in ShardSourceChecks.cpp).
 bool shardsTileKey(TensorRef tensor);
 
 /// What binding reads of an answer's entry besides the entry itself, worked

@@ -32,7 +32,6 @@
 
 namespace aoa {
 
-
 /// Binds every stored piece of every destination shard to stored source
 /// shards, filling state.plan and state.transfers.
 class ShardSourceResolver {
