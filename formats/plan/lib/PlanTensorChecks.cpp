@@ -14,6 +14,7 @@
 #include "aoa/ir/ShardMetadata.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -31,37 +32,44 @@ bool insideShape(const Box &box, llvm::ArrayRef<int64_t> shape) {
 }
 
 /// Per tensor, the first tensor listed with its file and name (itself when
-/// it is the first), found by sorting hashes: a map of a million names
-/// would allocate a node for each. Tensors with a file id out of range are
-/// their own first (they are reported for their file).
+/// it is the first), found in an open-addressing table of the first ones (at
+/// most half full; each slot holds a tensor id and 32 bits of its hash, so
+/// that most probes compare no names): a map of a million names would
+/// allocate a node for each, and sorting the hashes cost a third of the
+/// check. Tensors with a file id out of range are their own first (they are
+/// reported for their file).
 std::vector<uint32_t>
 firstOfSameName(const std::vector<plan::StoredTensor> &tensors,
                 size_t fileCount) {
-  std::vector<std::pair<uint64_t, uint32_t>> hashes;
-  hashes.reserve(tensors.size());
-  for (uint32_t i = 0; i < tensors.size(); ++i)
-    if (tensors[i].file < fileCount)
-      hashes.push_back({std::hash<std::string_view>()(tensors[i].name) ^
-                            (uint64_t(tensors[i].file) * 0x9e3779b97f4a7c15ull),
-                        i});
-  std::sort(hashes.begin(), hashes.end());
   std::vector<uint32_t> first(tensors.size());
-  for (uint32_t i = 0; i < first.size(); ++i)
+  size_t slots = 16;
+  while (slots < 2 * tensors.size())
+    slots *= 2;
+  struct Slot {
+    uint32_t tag = 0;
+    uint32_t tensor = UINT32_MAX; ///< UINT32_MAX: empty
+  };
+  std::vector<Slot> table(slots);
+  for (uint32_t i = 0; i < tensors.size(); ++i) {
     first[i] = i;
-  // Within a run of equal hashes (ids ascending), each tensor's first is the
-  // earliest one with the same file and name.
-  for (size_t begin = 0, end; begin < hashes.size(); begin = end) {
-    for (end = begin + 1;
-         end < hashes.size() && hashes[end].first == hashes[begin].first; ++end)
-      ;
-    for (size_t j = begin + 1; j < end; ++j) {
-      const plan::StoredTensor &t = tensors[hashes[j].second];
-      for (size_t k = begin; k < j; ++k) {
-        const plan::StoredTensor &earlier = tensors[hashes[k].second];
-        if (earlier.file == t.file && earlier.name == t.name) {
-          first[hashes[j].second] = first[hashes[k].second];
-          break;
-        }
+    const plan::StoredTensor &t = tensors[i];
+    if (t.file >= fileCount)
+      continue;
+    uint64_t hash = std::hash<std::string_view>()(t.name) ^
+                    (uint64_t(t.file) * 0x9e3779b97f4a7c15ull);
+    hash ^= hash >> 31;
+    auto tag = uint32_t(hash >> 32);
+    for (size_t slot = size_t(hash) & (slots - 1);;
+         slot = (slot + 1) & (slots - 1)) {
+      Slot &s = table[slot];
+      if (s.tensor == UINT32_MAX) {
+        s = Slot{tag, i};
+        break;
+      }
+      const plan::StoredTensor &earlier = tensors[s.tensor];
+      if (s.tag == tag && earlier.file == t.file && earlier.name == t.name) {
+        first[i] = s.tensor;
+        break;
       }
     }
   }

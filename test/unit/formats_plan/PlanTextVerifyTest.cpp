@@ -391,6 +391,46 @@ TEST(PlanTextVerifyTest, NamesStayInsideAndAreText) {
                              "contains the control character 0x01");
 }
 
+// The tensors listed twice are found in a hash table of the first ones:
+// thousands of tensors over two files, a few listed again far from where they
+// first were (and names equal across files, which are no repeat), checked
+// against a scan of every earlier tensor.
+TEST(PlanTextVerifyTest, RepeatedTensorsMatchAScanOfEveryEarlierOne) {
+  plan::Plan p = samplePlan();
+  size_t firstAdded = p.sourceTensors.size();
+  for (uint32_t i = 0; i < 6000; ++i)
+    p.sourceTensors.push_back(
+        tensor(i % 2, "layer." + std::to_string(i / 2) + ".w", DType::F32,
+               {4}, box({{0, 4}})));
+  for (uint32_t i : {17u, 4001u, 17u, 5998u, 2u})
+    p.sourceTensors.push_back(p.sourceTensors[firstAdded + i]);
+  std::vector<std::pair<size_t, size_t>> expected; // (repeat, first)
+  for (size_t i = 0; i < p.sourceTensors.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (p.sourceTensors[j].file == p.sourceTensors[i].file &&
+          p.sourceTensors[j].name == p.sourceTensors[i].name) {
+        expected.push_back({i, j});
+        break;
+      }
+  ASSERT_EQ(expected.size(), 5u);
+
+  SourceManager sources;
+  DiagnosticEngine diags(sources);
+  std::vector<std::pair<size_t, size_t>> found;
+  diags.setHandler([&](const Diagnostic &d) {
+    // In-memory plans name their sites: "source tensor I: ...".
+    auto indexIn = [](const std::string &text) {
+      return size_t(std::stoul(text.substr(text.find_first_of("0123456789"))));
+    };
+    ASSERT_NE(d.message.find("is listed twice"), std::string::npos)
+        << d.message;
+    ASSERT_EQ(d.notes.size(), 1u);
+    found.push_back({indexIn(d.message), indexIn(d.notes[0].message)});
+  });
+  EXPECT_FALSE(verifyPlan(p, diags, PlanChecks::Tables));
+  EXPECT_EQ(found, expected);
+}
+
 TEST(PlanTextVerifyTest, RankCountIsBounded) {
   expectEditError("ranks 2", "ranks 16777217", "16777217",
                   "the number of ranks must be at most 16777216, not "
