@@ -58,7 +58,17 @@ constexpr size_t kTransformRecordSize = 8;
 constexpr size_t kStepRecordSize = 24;
 constexpr size_t kRoundRecordSize = 8;
 constexpr size_t kBufferRecordSize = 16;
-constexpr size_t kInstructionRecordSize = 48;
+constexpr size_t kInstructionRecordSize = 24;
+
+/// An instruction's record (version 3): the opcode, the rank of a read's or
+/// write's region, and three u32 and one u64 field whose meaning depends on
+/// the opcode (docs/plan-format.md); a field an opcode does not use is 0.
+struct InstructionRecord {
+  uint8_t opcode = 0;
+  uint8_t regionRank = 0;
+  uint32_t a = 0, b = 0, c = 0;
+  uint64_t d = 0;
+};
 
 /// Record flags.
 constexpr uint32_t kFileHasSize = 1u << 0;

@@ -382,24 +382,42 @@ std::string encodeRank(const plan::Plan &plan, const plan::RankProgram &program,
     }
     bufferCount += round.buffers.size();
     for (const plan::Instruction &in : round.instructions) {
-      ByteWriter &region = scratch;
-      region.clear();
-      boxInts(region, in.region);
-      instructions.u8(uint8_t(in.opcode));
-      instructions.u8(0);
+      // One 24-byte record, its fields by opcode (docs/plan-format.md).
+      InstructionRecord record{uint8_t(in.opcode)};
+      switch (in.opcode) {
+      case plan::Opcode::Read:
+      case plan::Opcode::Write: {
+        ByteWriter &region = scratch;
+        region.clear();
+        boxInts(region, in.region);
+        record.regionRank = uint8_t(in.region.rank());
+        record.a = in.buffer;
+        record.b = in.tensor;
+        record.d = ints.add(region);
+        break;
+      }
+      case plan::Opcode::Copy:
+        record.a = in.buffer;
+        record.b = in.input;
+        record.c = transforms.find(in.transform);
+        break;
+      case plan::Opcode::Send:
+      case plan::Opcode::Recv:
+        record.a = in.peer;
+        record.b = uint32_t(in.buffers.size());
+        record.d = listCount;
+        for (uint32_t id : in.buffers)
+          lists.u32(id);
+        listCount += in.buffers.size();
+        break;
+      }
+      instructions.u8(record.opcode);
+      instructions.u8(record.regionRank);
       instructions.u16(0);
-      instructions.u32(in.buffer);
-      instructions.u32(in.input);
-      instructions.u32(in.tensor);
-      instructions.u32(in.peer);
-      instructions.u32(transforms.find(in.transform));
-      instructions.u32(uint32_t(in.region.rank()));
-      instructions.u32(uint32_t(in.buffers.size()));
-      instructions.u64(ints.add(region));
-      instructions.u64(listCount);
-      for (uint32_t id : in.buffers)
-        lists.u32(id);
-      listCount += in.buffers.size();
+      instructions.u32(record.a);
+      instructions.u32(record.b);
+      instructions.u32(record.c);
+      instructions.u64(record.d);
     }
     instructionCount += round.instructions.size();
   }

@@ -79,40 +79,69 @@ bool PlanDecoder::buffer(ByteCursor &records, std::string_view pool,
 
 bool PlanDecoder::instruction(ByteCursor &records, const RankArrays &arrays,
                               plan::Instruction &in, Describe what) {
-  uint8_t op = records.u8(), r1 = records.u8();
-  uint16_t r2 = records.u16();
-  in.buffer = records.u32();
-  in.input = records.u32();
-  in.tensor = records.u32();
-  in.peer = records.u32();
-  uint32_t transform = records.u32(), regionRank = records.u32(),
-           bufferCount = records.u32();
-  uint64_t firstInt = records.u64(), firstBuffer = records.u64();
-  if (op > uint8_t(plan::Opcode::Write))
-    return fail(what() + " has an unknown opcode " + std::to_string(op));
-  if (r1 || r2)
+  InstructionRecord record;
+  record.opcode = records.u8();
+  record.regionRank = records.u8();
+  uint16_t reserved = records.u16();
+  record.a = records.u32();
+  record.b = records.u32();
+  record.c = records.u32();
+  record.d = records.u64();
+  if (record.opcode > uint8_t(plan::Opcode::Write))
+    return fail(what() + " has an unknown opcode " +
+                std::to_string(record.opcode));
+  if (reserved)
     return fail(what() + " has a reserved field that is not zero");
-  in.opcode = plan::Opcode(op);
-  if (transform >= transformLists_.size())
-    return fail(what() + " refers to transform " + std::to_string(transform) +
-                ", but the transform table has " +
-                std::to_string(transformLists_.size()));
-  const TransformList &list = transformLists_[transform];
-  in.transform = list.planId;
-  if (!boxFits(arrays.pool, firstInt, regionRank))
-    return box(arrays.pool, firstInt, regionRank, in.region,
-               what() + "'s region"); // says why
-  in.region = decodeBox(arrays.pool, firstInt, regionRank);
-  uint64_t listCount = arrays.listCount;
-  if (firstBuffer > listCount || bufferCount > listCount - firstBuffer)
-    return fail(what() + " lists buffers " + std::to_string(firstBuffer) +
-                " + " + std::to_string(bufferCount) + " of " +
-                std::to_string(listCount));
-  ByteCursor entries(
-      arrays.listEntries.substr(firstBuffer * 4, uint64_t(bufferCount) * 4));
-  in.buffers.resize(bufferCount);
-  for (uint32_t &id : in.buffers)
-    id = entries.u32();
+  in.opcode = plan::Opcode(record.opcode);
+  // A field the opcode does not use is zero, so that one plan has one
+  // encoding.
+  auto unusedNotZero = [&] {
+    return fail(what() + " has a field its opcode does not use that is not "
+                         "zero");
+  };
+  switch (in.opcode) {
+  case plan::Opcode::Read:
+  case plan::Opcode::Write:
+    if (record.c)
+      return unusedNotZero();
+    in.buffer = record.a;
+    in.tensor = record.b;
+    if (!boxFits(arrays.pool, record.d, record.regionRank))
+      return box(arrays.pool, record.d, record.regionRank, in.region,
+                 what() + "'s region"); // says why
+    in.region = decodeBox(arrays.pool, record.d, record.regionRank);
+    return true;
+  case plan::Opcode::Copy: {
+    if (record.regionRank || record.d)
+      return unusedNotZero();
+    in.buffer = record.a;
+    in.input = record.b;
+    if (record.c >= transformLists_.size())
+      return fail(what() + " refers to transform " + std::to_string(record.c) +
+                  ", but the transform table has " +
+                  std::to_string(transformLists_.size()));
+    in.transform = transformLists_[record.c].planId;
+    return true;
+  }
+  case plan::Opcode::Send:
+  case plan::Opcode::Recv: {
+    if (record.regionRank || record.c)
+      return unusedNotZero();
+    in.peer = record.a;
+    uint32_t bufferCount = record.b;
+    uint64_t firstBuffer = record.d, listCount = arrays.listCount;
+    if (firstBuffer > listCount || bufferCount > listCount - firstBuffer)
+      return fail(what() + " lists buffers " + std::to_string(firstBuffer) +
+                  " + " + std::to_string(bufferCount) + " of " +
+                  std::to_string(listCount));
+    ByteCursor entries(
+        arrays.listEntries.substr(firstBuffer * 4, uint64_t(bufferCount) * 4));
+    in.buffers.resize(bufferCount);
+    for (uint32_t &id : in.buffers)
+      id = entries.u32();
+    return true;
+  }
+  }
   return true;
 }
 

@@ -279,7 +279,7 @@ TEST(BinaryPlanTest, SharedTransformsAndStringsAreStoredOnce) {
   for (int i = 0; i < 10; ++i)
     round.instructions.push_back(round.instructions.back());
   std::string more = binplan::encodeBinaryPlan(plan, {});
-  EXPECT_EQ(more.size() - once.size(), 10u * 48);
+  EXPECT_EQ(more.size() - once.size(), 10u * 24);
   // "m.moment1_0" is a name and a key of four tensors, stored once.
   size_t first = once.find("m.moment1_0");
   ASSERT_NE(first, std::string::npos);
@@ -413,16 +413,20 @@ TEST(BinaryPlanTest, MagicAndVersionAreCheckedFirst) {
   EXPECT_EQ(message, "invalid binary plan 'p.bin': it does not start with the "
                      "magic \"AOAPLAN\\0\"");
   std::string other = bytes;
-  put32(other, 8, 3);
+  put32(other, 8, 4);
   EXPECT_FALSE(decode(other, message));
   EXPECT_EQ(message, "invalid binary plan 'p.bin': unsupported binary plan "
-                     "version 3; this reader supports version 2");
-  // Version 1 stored every tensor's shape and box in full: its plans are
-  // compiled again.
-  put32(other, 8, 1);
-  EXPECT_FALSE(decode(other, message));
-  EXPECT_EQ(message, "invalid binary plan 'p.bin': unsupported binary plan "
-                     "version 1; this reader supports version 2");
+                     "version 4; this reader supports version 3");
+  // Version 1 stored every tensor's shape and box in full, version 2 every
+  // instruction in a 48-byte record: their plans are compiled again.
+  for (uint32_t old : {1u, 2u}) {
+    put32(other, 8, old);
+    EXPECT_FALSE(decode(other, message));
+    EXPECT_EQ(message, "invalid binary plan 'p.bin': unsupported binary plan "
+                       "version " +
+                           std::to_string(old) +
+                           "; this reader supports version 3");
+  }
   put32(other, 8, 0);
   EXPECT_FALSE(decode(other, message));
   EXPECT_NE(message.find("version 0;"), std::string::npos);
@@ -485,13 +489,24 @@ TEST(BinaryPlanTest, IndicesOutOfRangeBehindValidChecksumsAreRefused) {
       {instructions + 4, 40, "rank 0's section: round 0, instruction 0 refers "
                              "to buffer %40, but the round declares " +
                                  std::to_string(round.buffers.size())},
-      {instructions + 12, 6, "rank 0's section: round 0, instruction 0 refers "
-                             "to tensor 6, but there are 6"},
-      {instructions + 20, 4, "rank 0's section: round 0, instruction 0 refers "
-                             "to transform 4, but the transform table has 4"},
-      {instructions + 2 * 48 + 16, 2,
+      {instructions + 8, 6, "rank 0's section: round 0, instruction 0 refers "
+                            "to tensor 6, but there are 6"},
+      {instructions + 4 * 24 + 12, 4,
+       "rank 0's section: round 0, instruction 4 refers to transform 4, but "
+       "the transform table has 4"},
+      {instructions + 2 * 24 + 4, 2,
        "rank 0's section: round 0, instruction 2 names peer rank 2, but the "
        "plan has 2"},
+      // Fields an opcode does not use: a read's third, a copy's integer
+      // offset, a send's third.
+      {instructions + 12, 1, "rank 0's section: round 0, instruction 0 has a "
+                             "field its opcode does not use that is not zero"},
+      {instructions + 4 * 24 + 16, 1,
+       "rank 0's section: round 0, instruction 4 has a field its opcode does "
+       "not use that is not zero"},
+      {instructions + 2 * 24 + 12, 1,
+       "rank 0's section: round 0, instruction 2 has a field its opcode does "
+       "not use that is not zero"},
   };
   for (const Case &c : cases) {
     std::string damaged = bytes;

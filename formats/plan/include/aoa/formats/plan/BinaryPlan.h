@@ -31,8 +31,8 @@ namespace binplan {
 inline constexpr char kMagic[8] = {'A', 'O', 'A', 'P', 'L', 'A', 'N', '\0'};
 /// The container version this build writes; readers accept
 /// [kOldestVersion, kVersion].
-constexpr uint32_t kVersion = 2;
-constexpr uint32_t kOldestVersion = 2;
+constexpr uint32_t kVersion = 3;
+constexpr uint32_t kOldestVersion = 3;
 
 /// What a plan was compiled from, recorded in the header: canonical hashes
 /// of the source and destination layouts (layoutHash), when known.
