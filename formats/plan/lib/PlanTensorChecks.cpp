@@ -50,14 +50,25 @@ firstOfSameName(const std::vector<plan::StoredTensor> &tensors,
     uint32_t tensor = UINT32_MAX; ///< UINT32_MAX: empty
   };
   std::vector<Slot> table(slots);
+  // The hashes first, so that the slot of a tensor some way ahead can be
+  // fetched early: the table is far larger than the caches, and waiting for
+  // each slot was two thirds of the check.
+  std::vector<uint64_t> hashes(tensors.size());
   for (uint32_t i = 0; i < tensors.size(); ++i) {
+    const plan::StoredTensor &t = tensors[i];
+    uint64_t hash = std::hash<std::string_view>()(t.name) ^
+                    (uint64_t(t.file) * 0x9e3779b97f4a7c15ull);
+    hashes[i] = hash ^ (hash >> 31);
+  }
+  constexpr size_t kAhead = 16;
+  for (uint32_t i = 0; i < tensors.size(); ++i) {
+    if (i + kAhead < tensors.size())
+      __builtin_prefetch(&table[size_t(hashes[i + kAhead]) & (slots - 1)]);
     first[i] = i;
     const plan::StoredTensor &t = tensors[i];
     if (t.file >= fileCount)
       continue;
-    uint64_t hash = std::hash<std::string_view>()(t.name) ^
-                    (uint64_t(t.file) * 0x9e3779b97f4a7c15ull);
-    hash ^= hash >> 31;
+    uint64_t hash = hashes[i];
     auto tag = uint32_t(hash >> 32);
     for (size_t slot = size_t(hash) & (slots - 1);;
          slot = (slot + 1) & (slots - 1)) {
