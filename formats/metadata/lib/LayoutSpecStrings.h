@@ -2,6 +2,8 @@
 #ifndef AOA_FORMATS_METADATA_LIB_LAYOUTSPECSTRINGS_H
 #define AOA_FORMATS_METADATA_LIB_LAYOUTSPECSTRINGS_H
 
+#include "aoa/ir/ShardMetadata.h"
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -11,7 +13,7 @@ namespace aoa {
 namespace layoutspec {
 
 /// ShardMetadata stores at most this many dimensions.
-constexpr size_t kMaxDims = 255;
+constexpr size_t kMaxDims = kDimensionLimit;
 /// Mesh definitions nest process ids no deeper than this.
 constexpr size_t kMaxMeshDims = 32;
 

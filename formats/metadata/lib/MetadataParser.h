@@ -37,7 +37,7 @@ namespace metadatajson {
 namespace ondemand = simdjson::ondemand;
 
 constexpr unsigned kMaxErrors = 20;
-constexpr size_t kMaxDims = 255;
+constexpr size_t kMaxDims = kDimensionLimit;
 
 inline constexpr const char *kFormatHint =
     "shard metadata looks like {\"format\": \"aoa-metadata\", \"version\": 1, "

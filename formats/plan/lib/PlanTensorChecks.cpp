@@ -141,6 +141,15 @@ void PlanChecker::checkTensors(bool destination) {
 bool PlanChecker::checkGeometry(Kind kind, uint32_t i,
                                 const plan::StoredTensor &t) {
   llvm::ArrayRef<int64_t> shape = t.globalShape;
+  if (shape.size() > kDimensionLimit) {
+    error(site(kind, i, Field::Type),
+          "key " + quote(t.key) + " has " + plural(shape.size(), "dimension") +
+              "; at most " + std::to_string(kDimensionLimit) +
+              " are supported")
+        .hint("safetensors headers and the shard metadata allow at most " +
+              std::to_string(kDimensionLimit) + " dimensions");
+    return false;
+  }
   std::optional<int64_t> count = elementCount(shape);
   int64_t bytes = 0;
   if (std::any_of(shape.begin(), shape.end(),

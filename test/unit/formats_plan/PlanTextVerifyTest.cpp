@@ -431,6 +431,23 @@ TEST(PlanTextVerifyTest, RepeatedTensorsMatchAScanOfEveryEarlierOne) {
   EXPECT_EQ(found, expected);
 }
 
+// A binary plan stores a region's rank in one byte: a key of more
+// dimensions than the metadata allows is refused, not truncated.
+TEST(PlanTextVerifyTest, KeysHaveAtMost255Dimensions) {
+  plan::Plan p = samplePlan();
+  p.sourceTensors[4].globalShape = SharedShape(std::vector<int64_t>(256, 1));
+  std::vector<std::string> messages = verifyMessages(p);
+  EXPECT_NE(std::find(messages.begin(), messages.end(),
+                      "source tensor 4: key 'q' has 256 dimensions; at most "
+                      "255 are supported"),
+            messages.end())
+      << testing::PrintToString(messages);
+  p.sourceTensors[4].globalShape = SharedShape(std::vector<int64_t>(255, 1));
+  messages = verifyMessages(p);
+  for (const std::string &m : messages)
+    EXPECT_EQ(m.find("are supported"), std::string::npos) << m;
+}
+
 TEST(PlanTextVerifyTest, RankCountIsBounded) {
   expectEditError("ranks 2", "ranks 16777217", "16777217",
                   "the number of ranks must be at most 16777216, not "

@@ -47,6 +47,11 @@ namespace aoa {
 /// typo such as 4294967295 is an error rather than a 4-billion-entry table.
 inline constexpr int64_t kRankLimit = int64_t(1) << 24;
 
+/// A key has at most this many dimensions, as in a safetensors header: the
+/// metadata loaders, the layout specs and the plan verifier refuse more (a
+/// binary plan stores a region's rank in one byte).
+inline constexpr size_t kDimensionLimit = 255;
+
 using TensorId = uint32_t;
 using ShardId = uint32_t;
 
