@@ -1,6 +1,8 @@
 //===- IndexedReplicaGroups.cpp -------------------------------------------===//
 #include "IndexedReplicaGroups.h"
 
+#include "aoa/ir/BoxOverlap.h"
+
 #include <algorithm>
 
 namespace aoa {
@@ -46,6 +48,30 @@ IndexedReplicaGroups::candidates(const Box &box) const {
     found.push_back(at->second);
   std::sort(found.begin(), found.end());
   return found;
+}
+
+void storedBoxes(const std::vector<ReplicaGroup> &groups,
+                 std::vector<const Box *> &boxes,
+                 std::vector<const ReplicaSegment *> &owners) {
+  boxes.clear();
+  owners.clear();
+  for (const ReplicaGroup &group : groups)
+    for (const ReplicaSegment &segment : group.segments)
+      group.forEachPiece(segment, [&](const Box &box, int64_t) {
+        boxes.push_back(&box);
+        owners.push_back(&segment);
+      });
+}
+
+CheckedReplicaGroups CheckedReplicaGroups::of(TensorRef tensor) {
+  CheckedReplicaGroups checked;
+  checked.indexed = IndexedReplicaGroups(groupSourceReplicas(tensor));
+  // The segments of one group are disjoint; groups must be too.
+  std::vector<const Box *> boxes;
+  std::vector<const ReplicaSegment *> owners;
+  storedBoxes(checked.indexed.groups(), boxes, owners);
+  checked.overlap = findOverlappingPair(boxes);
+  return checked;
 }
 
 } // namespace aoa

@@ -17,6 +17,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,25 @@ private:
   /// The largest extent of a group on axis 0: a group that overlaps [b, e)
   /// there begins after b - longest_ and before e.
   int64_t longest_ = 0;
+};
+
+/// The boxes the segments of `groups` store, each group's segments in order
+/// and each segment's boxes in order, with the segment of each.
+void storedBoxes(const std::vector<ReplicaGroup> &groups,
+                 std::vector<const Box *> &boxes,
+                 std::vector<const ReplicaSegment *> &owners);
+
+/// A source key's replica groups and whether shards of it overlap without
+/// being replicas: what resolve-shard-sources works out once per key it
+/// reads, on the answering thread when there is one (PieceAnswers.h), so
+/// that the sequential binding does not.
+struct CheckedReplicaGroups {
+  IndexedReplicaGroups indexed;
+  /// Two boxes of different groups that share an element, by their
+  /// positions in storedBoxes' order; nullopt when the groups are disjoint.
+  std::optional<std::pair<size_t, size_t>> overlap;
+
+  static CheckedReplicaGroups of(TensorRef tensor);
 };
 
 } // namespace aoa

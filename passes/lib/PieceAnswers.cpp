@@ -54,15 +54,12 @@ PieceAnswers::PieceAnswers(CompilationState &state,
       finder_(state, ShardSourceFinder::Silent{}) {
   if (!ahead_)
     return;
+  answering_.emplace();
+  groupedSources_.assign(state_.source.metadata()->tensorCount(), false);
   // The first chunk here, the second beside the pass's work on the first.
   chunks_[0].end = chunkEnd(0);
   answer(chunks_[0]);
   startAfter(chunks_[0].end, chunks_[1]);
-}
-
-PieceAnswers::~PieceAnswers() {
-  if (answering_.valid())
-    answering_.wait();
 }
 
 PieceAnswers::Target PieceAnswers::findTarget(TensorRef tensor) {
@@ -91,11 +88,12 @@ size_t PieceAnswers::chunkEnd(size_t begin) const {
 void PieceAnswers::startAfter(size_t previous, Chunk &chunk) {
   chunk.begin = previous;
   chunk.end = chunkEnd(previous);
-  answering_ = std::async(std::launch::async, [this, &chunk] {
+  answering_->start([this, &chunk] {
     // The chunk's targets are those of tensors the walk has left: they go
     // first, beside the walk (which reads only its own tensors' targets).
     releaseTargets(chunk.targets);
     answer(chunk);
+    groupReplicas(chunk);
   });
 }
 
@@ -107,7 +105,9 @@ TargetUse PieceAnswers::beginTensor(size_t index) {
     return targetUse(walked_.back().binding);
   }
   while (index >= chunks_[current_].end) {
-    answering_.get(); // rethrows what the thread threw
+    stopGrouping_ = true; // the walk needs the answers now
+    answering_->wait();   // rethrows what the thread threw
+    stopGrouping_ = false;
     current_ ^= 1;
     nextAnswer_ = 0;
     startAfter(chunks_[current_].end, chunks_[current_ ^ 1]);
@@ -153,6 +153,8 @@ void PieceAnswers::answer(Chunk &chunk) {
   chunk.tiles.clear();
   chunk.answers.clear();
   chunk.usedEntries = 0;
+  chunk.replicas.clear();
+  chunk.newSources.clear();
   const ShardMetadata &destination = *state_.destination.metadata();
   TensorDesc query;
   for (size_t i = chunk.begin; i < chunk.end; ++i) {
@@ -188,6 +190,10 @@ void PieceAnswers::answer(Chunk &chunk) {
             to.postprocessAsWritten.clear();
             chunk.facts[chunk.usedEntries] = EntryFacts::of(from);
             chunk.sources[chunk.usedEntries++] = sources[e];
+            if (!groupedSources_[sources[e]]) {
+              groupedSources_[sources[e]] = true;
+              chunk.newSources.push_back(sources[e]);
+            }
           }
           answer.entryCount = uint32_t(chunk.usedEntries) - answer.firstEntry;
         } else {
@@ -196,6 +202,15 @@ void PieceAnswers::answer(Chunk &chunk) {
         }
         chunk.answers.push_back(answer);
       }
+  }
+}
+
+void PieceAnswers::groupReplicas(Chunk &chunk) {
+  const ShardMetadata &source = *state_.source.metadata();
+  for (TensorId id : chunk.newSources) {
+    if (stopGrouping_.load(std::memory_order_relaxed))
+      break;
+    chunk.replicas.emplace_back(id, CheckedReplicaGroups::of(source.tensor(id)));
   }
 }
 

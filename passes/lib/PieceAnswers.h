@@ -8,21 +8,26 @@
 // its own, while the pass binds the chunk before, and hands the answers out
 // in the pass's own walk order. A piece whose answer would report anything is
 // handed out as "ask": the pass's finder answers it again, so diagnostics are
-// exactly those of one thread, in the same order.
+// exactly those of one thread, in the same order. Beside the answers it
+// groups the replicas of the source keys they read first
+// (CheckedReplicaGroups), which the binding would otherwise do.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_PASSES_LIB_PIECEANSWERS_H
 #define AOA_PASSES_LIB_PIECEANSWERS_H
 
+#include "IndexedReplicaGroups.h"
 #include "ShardSourceFinder.h"
 #include "aoa/ir/FlatRange.h"
 #include "aoa/ir/ShardMetadata.h"
+#include "aoa/runtime/support/WorkerThread.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <array>
-#include <future>
+#include <atomic>
+#include <optional>
 #include <vector>
 
 namespace aoa {
@@ -66,8 +71,6 @@ public:
   /// piece is handed out as Ask and nothing runs beside the pass.
   PieceAnswers(CompilationState &state, llvm::ArrayRef<TensorId> tensors,
                bool ahead);
-  /// Waits for the chunk being answered.
-  ~PieceAnswers();
   PieceAnswers(const PieceAnswers &) = delete;
   PieceAnswers &operator=(const PieceAnswers &) = delete;
 
@@ -99,6 +102,13 @@ public:
               llvm::ArrayRef<TensorId> &sources,
               llvm::ArrayRef<EntryFacts> &facts);
 
+  /// The replica groups of source keys that answers of the current chunk
+  /// read, worked out with them, each key once for the whole walk (empty
+  /// when not ahead). The pass takes them: it clears the list.
+  std::vector<std::pair<TensorId, CheckedReplicaGroups>> &replicasAhead() {
+    return chunks_[current_].replicas;
+  }
+
 private:
   /// A tensor's entry in Dataflow::targets; binding is null when it has
   /// none.
@@ -129,9 +139,17 @@ private:
     std::vector<TensorId> sources; ///< of each entry
     std::vector<EntryFacts> facts; ///< of each entry
     size_t usedEntries = 0;
+    /// Source keys first read by this chunk's answers, in order.
+    std::vector<TensorId> newSources;
+    /// The first of them, grouped (groupReplicas).
+    std::vector<std::pair<TensorId, CheckedReplicaGroups>> replicas;
   };
   /// Answers `chunk`'s tensors (on the second thread).
   void answer(Chunk &chunk);
+  /// Groups the replicas of chunk.newSources in order until the walk waits
+  /// for the chunk (stopGrouping_): the binding groups the rest itself, so
+  /// this fills the time the answering thread would otherwise wait.
+  void groupReplicas(Chunk &chunk);
   /// The end of the chunk of tensors that starts at `begin`: at most
   /// kChunkTensors tensors, and no more once they have kChunkShards shards.
   size_t chunkEnd(size_t begin) const;
@@ -142,13 +160,19 @@ private:
   llvm::ArrayRef<TensorId> tensors_;
   bool ahead_;
   ShardSourceFinder finder_; ///< silent; used by one chunk at a time
+  /// By source tensor: its replicas were grouped by an earlier chunk
+  /// (touched by one chunk's answering at a time, like finder_).
+  std::vector<bool> groupedSources_;
+  std::atomic<bool> stopGrouping_{false};
   std::array<Chunk, 2> chunks_;
   size_t current_ = 0;       ///< the chunk being handed out
   size_t nextAnswer_ = 0;    ///< in chunks_[current_].answers
   size_t currentTensor_ = 0; ///< the tensor being walked
   /// Not ahead: the target of the tensor being walked (at most one).
   std::vector<Target> walked_;
-  std::future<void> answering_; ///< the other chunk
+  /// Answers the other chunk (ahead only); destroyed first, so it waits
+  /// for that chunk before anything it uses goes.
+  std::optional<runtime::WorkerThread> answering_;
 };
 
 } // namespace aoa

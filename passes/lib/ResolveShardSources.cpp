@@ -64,6 +64,7 @@ void ShardSourceResolver::run() {
   for (size_t i = 0; i < order.size(); ++i) {
     TensorRef tensor = destination.tensor(order[i]);
     TargetUse use = answers.beginTensor(i);
+    adoptReplicas(answers.replicasAhead());
     if (use == TargetUse::Skip)
       continue;
     if (use == TargetUse::Added) {

@@ -40,9 +40,10 @@ void ShardSourceResolver::bindEntry(const MappingEntry &entry,
 
   const Box &wanted = facts.wanted;
   const Box &target = facts.target;
-  const IndexedReplicaGroups &replicas = sourceReplicas(tensor);
-  if (overlapping_.count(tensor.id()))
+  const CheckedReplicaGroups &checked = sourceReplicas(tensor);
+  if (checked.overlap)
     return; // reported
+  const IndexedReplicaGroups &replicas = checked.indexed;
   // The groups `wanted` overlaps, in their order.
   llvm::SmallVector<const ReplicaGroup *, 8> holding;
   for (uint32_t g : replicas.candidates(wanted))

@@ -64,50 +64,52 @@ void ShardSourceResolver::checkFiles(const ShardMetadata &metadata,
   }
 }
 
-const IndexedReplicaGroups &
+void ShardSourceResolver::adoptReplicas(
+    std::vector<std::pair<TensorId, CheckedReplicaGroups>> &prepared) {
+  for (auto &[id, checked] : prepared)
+    sourceReplicas_.try_emplace(id, SourceKeyReplicas{std::move(checked)});
+  prepared.clear();
+}
+
+const CheckedReplicaGroups &
 ShardSourceResolver::sourceReplicas(TensorRef tensor) {
   auto [it, inserted] =
       sourceReplicas_.try_emplace(tensor.id()); // (no node made if found)
-  if (!inserted)
-    return it->second;
-  it->second = IndexedReplicaGroups(groupSourceReplicas(tensor));
-  if (!checkDisjoint(tensor, it->second.groups(), *state_.source.metadata(),
-                     "source"))
-    overlapping_.insert(tensor.id());
-  return it->second;
+  SourceKeyReplicas &key = it->second;
+  if (inserted)
+    key.checked = CheckedReplicaGroups::of(tensor);
+  // Reported when the binding first reads the key, whoever grouped it, so
+  // that diagnostics come in the same order with threads or without.
+  if (!key.reported) {
+    key.reported = true;
+    if (key.checked.overlap)
+      reportOverlap(tensor, key.checked, *state_.source.metadata(), "source");
+  }
+  return key.checked;
 }
 
-bool ShardSourceResolver::checkDisjoint(TensorRef tensor,
-                                        const std::vector<ReplicaGroup> &groups,
+void ShardSourceResolver::reportOverlap(TensorRef tensor,
+                                        const CheckedReplicaGroups &checked,
                                         const ShardMetadata &metadata,
                                         const char *side) {
+  if (!budget_.allow())
+    return;
   std::vector<const Box *> boxes;
   std::vector<const ReplicaSegment *> owners;
-  for (const ReplicaGroup &group : groups)
-    for (const ReplicaSegment &segment : group.segments)
-      group.forEachPiece(segment, [&](const Box &box, int64_t) {
-        boxes.push_back(&box);
-        owners.push_back(&segment);
-      });
-  std::optional<std::pair<size_t, size_t>> pair = findOverlappingPair(boxes);
-  if (!pair)
-    return true;
-  if (budget_.allow()) {
-    auto fileOf = [&](size_t box) {
-      return std::string(metadata.shard(owners[box]->replicas[0]).file());
-    };
-    state_.diags
-        .error(SourceLocation{},
-               std::string(side) + " key '" + std::string(tensor.key()) +
-                   "': stored shards overlap in " +
-                   intersect(*boxes[pair->first], *boxes[pair->second])
-                       ->toString() +
-                   " (in '" + fileOf(pair->first) + "' and '" +
-                   fileOf(pair->second) + "') without being replicas")
-        .hint("replicas have equal global_offset and local_shape; "
-              "other shards of a key must not overlap");
-  }
-  return false;
+  storedBoxes(checked.indexed.groups(), boxes, owners);
+  auto [first, second] = *checked.overlap;
+  auto fileOf = [&](size_t box) {
+    return std::string(metadata.shard(owners[box]->replicas[0]).file());
+  };
+  state_.diags
+      .error(SourceLocation{},
+             std::string(side) + " key '" + std::string(tensor.key()) +
+                 "': stored shards overlap in " +
+                 intersect(*boxes[first], *boxes[second])->toString() +
+                 " (in '" + fileOf(first) + "' and '" + fileOf(second) +
+                 "') without being replicas")
+      .hint("replicas have equal global_offset and local_shape; "
+            "other shards of a key must not overlap");
 }
 
 namespace {

@@ -26,7 +26,6 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -95,14 +94,16 @@ private:
   // Layout checks (ShardSourceChecks.cpp).
   /// Every file belongs to one rank, and names one tensor once.
   void checkFiles(const ShardMetadata &metadata, const char *side);
-  /// The source key's shards grouped into replicas (cached per key); keys
-  /// whose shards overlap without being replicas are reported once and
-  /// remembered in overlapping_.
-  const IndexedReplicaGroups &sourceReplicas(TensorRef tensor);
-  /// Groups (shards with different boxes) must not store a common element
-  /// (a sort and sweep over the segments' boxes, BoxOverlap.h; the segments
-  /// of one group are disjoint).
-  bool checkDisjoint(TensorRef tensor, const std::vector<ReplicaGroup> &groups,
+  /// The source key's shards grouped into replicas and checked (cached per
+  /// key); keys whose shards overlap without being replicas are reported
+  /// the first time, and have `overlap` set.
+  const CheckedReplicaGroups &sourceReplicas(TensorRef tensor);
+  /// Takes keys' groups worked out ahead (PieceAnswers::replicasAhead) into
+  /// the cache, unreported; clears `prepared`.
+  void adoptReplicas(
+      std::vector<std::pair<TensorId, CheckedReplicaGroups>> &prepared);
+  /// Reports the overlap `checked` found in the stored shards of `tensor`.
+  void reportOverlap(TensorRef tensor, const CheckedReplicaGroups &checked,
                      const ShardMetadata &metadata, const char *side);
   /// A destination key must be stored whole: the union of its shards must
   /// cover every element, or converted data would be silently dropped.
@@ -174,7 +175,11 @@ private:
   /// addressed: it is looked up for every candidate replica of every piece.
   llvm::DenseMap<uint32_t, int64_t> readBytes_;
   std::vector<int64_t> fileReadBytes_; ///< by source metadata file id
-  std::unordered_map<TensorId, IndexedReplicaGroups> sourceReplicas_;
+  struct SourceKeyReplicas {
+    CheckedReplicaGroups checked;
+    bool reported = false; ///< its overlap, if any, was reported
+  };
+  std::unordered_map<TensorId, SourceKeyReplicas> sourceReplicas_;
   /// (segment, rank) -> the replica that rank reads it from, for segments
   /// that readsOneReplicaPerRank.
   std::map<std::pair<const ReplicaSegment *, uint32_t>, ShardId> chosenOnRank_;
@@ -188,7 +193,6 @@ private:
   /// deduplicated once at the end (countBroadcastBytes): a hash set of them
   /// cost more than the sort.
   std::vector<uint64_t> broadcast_;
-  std::unordered_set<TensorId> overlapping_;
   struct CachedTransform {
     std::vector<std::string> postprocess;
     size_t sourceRank;
