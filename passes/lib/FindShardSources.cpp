@@ -2,15 +2,19 @@
 //
 // Answers every target (each distinct destination shard, or each --queries
 // target) and hands the answers to the state's sink (--emit=mappings
-// streams them out).
+// streams them out); answers that are only counted (--emit=mappings-count)
+// are shared by the threads.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/passes/Passes.h"
 
 #include "ShardSourceFinder.h"
+#include "aoa/runtime/support/ThreadPool.h"
 
 #include <algorithm>
 #include <ostream>
+#include <string>
+#include <string_view>
 
 namespace aoa {
 
@@ -55,6 +59,69 @@ firstOfEachBox(TensorRef tensor, std::vector<ShardId> &order) {
 }
 
 
+/// The target of destination key `key` in the dataflow; null: none.
+const TargetBinding *targetOf(CompilationState &state, std::string_view key) {
+  auto found = state.dataflow.targets.find(std::string(key));
+  return found == state.dataflow.targets.end() ? nullptr : &found->second;
+}
+
+/// Destination tensors per task of countInParallel: enough that a task
+/// costs nothing to start beside its answers, small enough to share the work.
+constexpr size_t kTensorsPerTask = 1024;
+
+/// Counts the answers to every distinct destination shard (--emit=
+/// mappings-count) on state.threads threads, each task of kTensorsPerTask
+/// tensors with a silent finder of its own (the pass's other work only reads
+/// the dataflow). A query a silent finder gives up would report something:
+/// `finder` answers those again afterwards, in the walk's order, so the
+/// diagnostics are those of one thread.
+void countInParallel(CompilationState &state, ShardSourceFinder &finder) {
+  const ShardMetadata &metadata = *state.destination.metadata();
+  llvm::ArrayRef<TensorId> tensors = metadata.tensorIdsByKey();
+  struct TaskCount {
+    size_t queries = 0, entries = 0;
+    std::vector<ShardId> givenUp; ///< in the walk's order
+  };
+  std::vector<TaskCount> counts((tensors.size() + kTensorsPerTask - 1) /
+                                kTensorsPerTask);
+  runtime::ThreadPool pool(state.threads);
+  (void)pool.parallelFor(counts.size(), [&](size_t task) {
+    ShardSourceFinder silent(state, ShardSourceFinder::Silent{});
+    TaskCount &count = counts[task];
+    TensorDesc query;
+    std::vector<ShardId> order;
+    size_t end = std::min(tensors.size(), (task + 1) * kTensorsPerTask);
+    for (size_t i = task * kTensorsPerTask; i < end; ++i) {
+      TensorRef tensor = metadata.tensor(tensors[i]);
+      const TargetBinding *binding = targetOf(state, tensor.key());
+      for (ShardId shard : firstOfEachBox(tensor, order)) {
+        ShardRef s = metadata.shard(shard);
+        query.assign(tensor.key(), Box(s.globalOffset(), s.localShape()),
+                     tensor.globalShape(), tensor.dtype());
+        ++count.queries;
+        if (silent.answer(query, binding))
+          count.entries += silent.entries().size();
+        else if (silent.gaveUp())
+          count.givenUp.push_back(shard);
+      }
+    }
+    return runtime::Status();
+  }); // no task fails
+  TensorDesc query;
+  for (const TaskCount &count : counts) {
+    state.answeredQueries += count.queries;
+    state.answeredEntries += count.entries;
+    for (ShardId shard : count.givenUp) {
+      ShardRef s = metadata.shard(shard);
+      TensorRef tensor = metadata.tensor(s.tensorId());
+      query.assign(tensor.key(), Box(s.globalOffset(), s.localShape()),
+                   tensor.globalShape(), tensor.dtype());
+      if (finder.answer(query, targetOf(state, tensor.key())))
+        state.answeredEntries += finder.entries().size();
+    }
+  }
+}
+
 class FindShardSourcesPass : public Pass {
 public:
   const char *name() const override { return "find-shard-sources"; }
@@ -65,9 +132,10 @@ public:
   bool run(CompilationState &state) override {
     state.answeredQueries = state.answeredEntries = 0;
     ShardSourceFinder finder(state);
-    auto answer = [&](const TensorDesc &query) {
+    auto answer = [&](const TensorDesc &query,
+                      const TargetBinding *binding) {
       ++state.answeredQueries;
-      if (!finder.answer(query))
+      if (!finder.answer(query, binding))
         return;
       state.answeredEntries += finder.entries().size();
       if (state.mappingSink)
@@ -76,8 +144,13 @@ public:
     if (state.hasQueryFile || !state.destination.present()) {
       for (size_t i = 0; i < state.queries.size(); ++i) {
         finder.setQueryIndex(i);
-        answer(state.queries[i]);
+        answer(state.queries[i], targetOf(state, state.queries[i].key));
       }
+      return true;
+    }
+    // Answers that are only counted need no order: threads share them.
+    if (state.threads > 1 && !state.mappingSink) {
+      countInParallel(state, finder);
       return true;
     }
     const ShardMetadata &metadata = *state.destination.metadata();
@@ -85,11 +158,12 @@ public:
     std::vector<ShardId> order;
     for (TensorId id : metadata.tensorIdsByKey()) {
       TensorRef tensor = metadata.tensor(id);
+      const TargetBinding *binding = targetOf(state, tensor.key());
       for (ShardId shard : firstOfEachBox(tensor, order)) {
         ShardRef s = metadata.shard(shard);
         query.assign(tensor.key(), Box(s.globalOffset(), s.localShape()),
                      tensor.globalShape(), tensor.dtype());
-        answer(query);
+        answer(query, binding);
       }
     }
     return true;
