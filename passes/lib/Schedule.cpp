@@ -28,6 +28,7 @@
 
 #include "SplitOverlappingReads.h"
 
+#include "aoa/ir/FirstOccurrence.h"
 #include "aoa/runtime/support/ThreadPool.h"
 
 #include <algorithm>
@@ -247,39 +248,21 @@ private:
   }
 
   void groupReads(const std::vector<Transfer> &transfers) {
-    // An open-addressing table of groups (at most half full), each slot
-    // with some bits of its hash, so that a probe rarely reads a transfer;
-    // no key is copied. The hashes come first, so that the slot of a
-    // transfer some way ahead can be fetched early: the table is far larger
-    // than the caches, and waiting for each slot was most of the step.
-    size_t slots = 16;
-    while (slots < 2 * transfers.size())
-      slots *= 2;
-    struct Slot {
-      uint32_t tag = 0;
-      uint32_t group = UINT32_MAX; ///< UINT32_MAX: empty
-    };
-    std::vector<Slot> table(slots);
-    std::vector<uint64_t> hashes(transfers.size());
-    for (size_t i = 0; i < transfers.size(); ++i)
-      hashes[i] = readHash(transfers[i]);
-    constexpr size_t kAhead = 16;
+    // By the first transfer of each read (FirstOccurrence.h): no key is
+    // copied, and the table's slots are fetched ahead.
+    std::vector<uint32_t> first = firstOccurrences(
+        transfers.size(), [&](size_t i) { return readHash(transfers[i]); },
+        [&](size_t a, size_t b) {
+          return sameRead(transfers[a], transfers[b]);
+        });
     groupOf_.resize(transfers.size());
     for (uint32_t i = 0; i < transfers.size(); ++i) {
-      if (i + kAhead < transfers.size())
-        __builtin_prefetch(&table[size_t(hashes[i + kAhead]) & (slots - 1)]);
-      const Transfer &t = transfers[i];
-      auto tag = uint32_t(hashes[i] >> 32);
-      size_t slot = size_t(hashes[i]) & (slots - 1);
-      while (table[slot].group != UINT32_MAX &&
-             !(table[slot].tag == tag &&
-               sameRead(transfers[groups_[table[slot].group].first], t)))
-        slot = (slot + 1) & (slots - 1);
-      if (table[slot].group == UINT32_MAX) {
-        table[slot] = Slot{tag, uint32_t(groups_.size())};
-        groups_.push_back(ReadGroup{i, 0});
+      if (first[i] != i) {
+        groupOf_[i] = groupOf_[first[i]];
+        continue;
       }
-      groupOf_[i] = table[slot].group;
+      groupOf_[i] = uint32_t(groups_.size());
+      groups_.push_back(ReadGroup{i, 0});
     }
     // Each group's consumers, by a counting sort that keeps transfer order.
     consumerStart_.assign(groups_.size() + 1, 0);

@@ -11,7 +11,8 @@
 
 #include "aoa/ir/BoxOverlap.h"
 
-#include "llvm/ADT/DenseSet.h"
+#include "aoa/ir/FirstOccurrence.h"
+
 #include "llvm/ADT/Hashing.h"
 
 #include <string>
@@ -25,17 +26,16 @@ void ShardSourceResolver::checkFiles(const ShardMetadata &metadata,
   // of a million shards' (file, name) pairs cost 0.1 s.
   constexpr uint32_t kNoRank = UINT32_MAX;
   std::vector<uint32_t> rankOfFile(metadata.files().size(), kNoRank);
-  // (file << 32 | name): never a reserved key. DenseMapInfo<uint64_t>
-  // hashes to the low 32 bits of key * 37, which drops the file: with
-  // thousands of files holding the same names every insert probed them all
-  // (27 s at 16,384 ranks); the key is mixed whole instead.
-  struct FileNameInfo : llvm::DenseMapInfo<uint64_t> {
-    static unsigned getHashValue(uint64_t key) {
-      return unsigned(llvm::hash_value(key));
-    }
+  // (file << 32 | name), mixed whole: a hash of the low bits alone (the
+  // name) probed every file that holds a name (27 s at 16,384 ranks).
+  auto fileAndName = [&](size_t id) {
+    ShardRef shard = metadata.shard(uint32_t(id));
+    return uint64_t(shard.fileId()) << 32 | shard.nameId();
   };
-  llvm::DenseSet<uint64_t, FileNameInfo> names;
-  names.reserve(metadata.shardCount());
+  std::vector<uint32_t> firstOfName = firstOccurrences(
+      metadata.shardCount(),
+      [&](size_t id) { return uint64_t(llvm::hash_value(fileAndName(id))); },
+      [&](size_t a, size_t b) { return fileAndName(a) == fileAndName(b); });
   for (uint32_t id = 0; id < metadata.shardCount(); ++id) {
     ShardRef shard = metadata.shard(id);
     uint32_t &rank = rankOfFile[shard.fileId()];
@@ -51,8 +51,7 @@ void ShardSourceResolver::checkFiles(const ShardMetadata &metadata,
                 "shards of different ranks different files");
       rank = shard.rank(); // report each change once
     }
-    if (!names.insert(uint64_t(shard.fileId()) << 32 | shard.nameId()).second &&
-        budget_.allow())
+    if (firstOfName[id] != id && budget_.allow())
       state_.diags
           .error(SourceLocation{},
                  std::string(side) + " file '" + std::string(shard.file()) +

@@ -11,6 +11,7 @@
 
 #include "TransformTypes.h"
 
+#include "aoa/ir/FirstOccurrence.h"
 #include "aoa/ir/ShardMetadata.h"
 
 #include <algorithm>
@@ -32,59 +33,25 @@ bool insideShape(const Box &box, llvm::ArrayRef<int64_t> shape) {
 }
 
 /// Per tensor, the first tensor listed with its file and name (itself when
-/// it is the first), found in an open-addressing table of the first ones (at
-/// most half full; each slot holds a tensor id and 32 bits of its hash, so
-/// that most probes compare no names): a map of a million names would
+/// it is the first; FirstOccurrence.h: a map of a million names would
 /// allocate a node for each, and sorting the hashes cost a third of the
-/// check. Tensors with a file id out of range are their own first (they are
-/// reported for their file).
+/// check). Tensors with a file id out of range are their own first (they
+/// are reported for their file).
 std::vector<uint32_t>
 firstOfSameName(const std::vector<plan::StoredTensor> &tensors,
                 size_t fileCount) {
-  std::vector<uint32_t> first(tensors.size());
-  size_t slots = 16;
-  while (slots < 2 * tensors.size())
-    slots *= 2;
-  struct Slot {
-    uint32_t tag = 0;
-    uint32_t tensor = UINT32_MAX; ///< UINT32_MAX: empty
-  };
-  std::vector<Slot> table(slots);
-  // The hashes first, so that the slot of a tensor some way ahead can be
-  // fetched early: the table is far larger than the caches, and waiting for
-  // each slot was two thirds of the check.
-  std::vector<uint64_t> hashes(tensors.size());
-  for (uint32_t i = 0; i < tensors.size(); ++i) {
-    const plan::StoredTensor &t = tensors[i];
-    uint64_t hash = std::hash<std::string_view>()(t.name) ^
-                    (uint64_t(t.file) * 0x9e3779b97f4a7c15ull);
-    hashes[i] = hash ^ (hash >> 31);
-  }
-  constexpr size_t kAhead = 16;
-  for (uint32_t i = 0; i < tensors.size(); ++i) {
-    if (i + kAhead < tensors.size())
-      __builtin_prefetch(&table[size_t(hashes[i + kAhead]) & (slots - 1)]);
-    first[i] = i;
-    const plan::StoredTensor &t = tensors[i];
-    if (t.file >= fileCount)
-      continue;
-    uint64_t hash = hashes[i];
-    auto tag = uint32_t(hash >> 32);
-    for (size_t slot = size_t(hash) & (slots - 1);;
-         slot = (slot + 1) & (slots - 1)) {
-      Slot &s = table[slot];
-      if (s.tensor == UINT32_MAX) {
-        s = Slot{tag, i};
-        break;
-      }
-      const plan::StoredTensor &earlier = tensors[s.tensor];
-      if (s.tag == tag && earlier.file == t.file && earlier.name == t.name) {
-        first[i] = s.tensor;
-        break;
-      }
-    }
-  }
-  return first;
+  return firstOccurrences(
+      tensors.size(),
+      [&](size_t i) {
+        const plan::StoredTensor &t = tensors[i];
+        uint64_t hash = std::hash<std::string_view>()(t.name) ^
+                        (uint64_t(t.file) * 0x9e3779b97f4a7c15ull);
+        return hash ^ (hash >> 31);
+      },
+      [&](size_t a, size_t b) {
+        const plan::StoredTensor &x = tensors[a], &y = tensors[b];
+        return x.file < fileCount && x.file == y.file && x.name == y.name;
+      });
 }
 
 } // namespace
