@@ -35,6 +35,14 @@ constexpr DTypeInfo kInfo[] = {
 static_assert(sizeof(kInfo) / sizeof(kInfo[0]) ==
                   sizeof(kAllDTypes) / sizeof(kAllDTypes[0]),
               "every dtype has its entry");
+constexpr bool noneLargerThan(size_t size) {
+  for (const DTypeInfo &i : kInfo)
+    if (i.size > size)
+      return false;
+  return true;
+}
+static_assert(noneLargerThan(kLargestDTypeSize),
+              "kLargestDTypeSize is the largest");
 const DTypeInfo &info(DType dtype) { return kInfo[static_cast<size_t>(dtype)]; }
 
 struct SubByteInfo {

@@ -31,10 +31,12 @@
 #include "aoa/ir/FirstOccurrence.h"
 #include "aoa/runtime/support/ThreadPool.h"
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
 #include <iterator>
 #include <map>
-#include <unordered_map>
 #include <ostream>
 
 namespace aoa {
@@ -82,6 +84,13 @@ private:
   /// Cuts transfers over a quarter of the budget along the destination's
   /// first axis that has more than one element (unless they reshape).
   bool isLarge(const Transfer &t, int64_t limit) const {
+    // Most transfers are far below the limit whatever their dtypes: known
+    // without reading their tensors (two lookups far apart in memory, for
+    // each of millions of transfers).
+    int64_t elements =
+        std::max(t.sourceRegion.volume(), t.destinationRegion.volume());
+    if (elements <= limit / int64_t(kLargestDTypeSize))
+      return false;
     int64_t bytes = std::max(bytesOf(t.sourceRegion, sourceType(t)),
                              bytesOf(t.destinationRegion, destinationType(t)));
     return bytes > limit && plan::keepsBoxes(steps(t)) &&
@@ -296,7 +305,7 @@ private:
     const Transfer &first = transfers[group.first];
     int64_t readBytes = bytesOf(first.sourceRegion, sourceType(first));
     addBytes(bytes, first.sourceRank, readBytes);
-    std::vector<uint32_t> receivers;
+    llvm::SmallVector<uint32_t, 8> receivers; // (no allocation per group)
     for (uint32_t c : consumers(g)) {
       const Transfer &t = transfers[c];
       if (t.destinationRank != t.sourceRank &&
@@ -315,7 +324,9 @@ private:
   void assignRounds(const std::vector<Transfer> &transfers) {
     // Per rank, by the ranks a round touches: rank ids may be sparse, and
     // clearing a table of every rank per round would cost ranks x rounds.
-    std::unordered_map<uint32_t, int64_t> used;
+    // Open addressing (rank ids are below kRankLimit, never DenseMap's
+    // reserved keys): it is looked up for every rank of every read group.
+    llvm::DenseMap<uint32_t, int64_t> used;
     uint32_t round = 0;
     bool empty = true;
     for (size_t g = 0; g < groups_.size(); ++g) {

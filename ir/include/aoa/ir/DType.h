@@ -50,6 +50,8 @@ constexpr DType kAllDTypes[] = {
 
 /// Bytes per element.
 size_t dtypeSize(DType dtype);
+/// The most bytes an element of any dtype has.
+constexpr size_t kLargestDTypeSize = 8;
 /// The statements' and metadata's spelling (Paddle's and PyTorch's): float64
 /// float32 float16 bfloat16 int64 int32 int16 int8 uint8 bool uint64 uint32
 /// uint16 float8_e4m3fn float8_e5m2 float8_e8m0fnu float8_e4m3fnuz
