@@ -58,11 +58,18 @@ void storedBoxes(const std::vector<ReplicaGroup> &groups,
 /// that the sequential binding does not.
 struct CheckedReplicaGroups {
   IndexedReplicaGroups indexed;
-  /// Two boxes of different groups that share an element, by their
-  /// positions in storedBoxes' order; nullopt when the groups are disjoint.
-  std::optional<std::pair<size_t, size_t>> overlap;
+  /// Two boxes of different groups share an element (firstOverlap finds
+  /// them). A flag, not the pair: a cache entry of a million-key source
+  /// stays in the allocator's size class of the groups alone.
+  bool overlapping = false;
+  /// The reporting resolver's own flag, beside `overlapping` for the same
+  /// reason: the overlap was reported.
+  bool reported = false;
 
   static CheckedReplicaGroups of(TensorRef tensor);
+  /// The positions, in storedBoxes' order, of the first two boxes of
+  /// different groups that share an element; nullopt when none do.
+  std::optional<std::pair<size_t, size_t>> firstOverlap() const;
 };
 
 } // namespace aoa

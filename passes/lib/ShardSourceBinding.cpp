@@ -41,7 +41,7 @@ void ShardSourceResolver::bindEntry(const MappingEntry &entry,
   const Box &wanted = facts.wanted;
   const Box &target = facts.target;
   const CheckedReplicaGroups &checked = sourceReplicas(tensor);
-  if (checked.overlap)
+  if (checked.overlapping)
     return; // reported
   const IndexedReplicaGroups &replicas = checked.indexed;
   // The groups `wanted` overlaps, in their order.

@@ -66,7 +66,7 @@ void ShardSourceResolver::checkFiles(const ShardMetadata &metadata,
 void ShardSourceResolver::adoptReplicas(
     std::vector<std::pair<TensorId, CheckedReplicaGroups>> &prepared) {
   for (auto &[id, checked] : prepared)
-    sourceReplicas_.try_emplace(id, SourceKeyReplicas{std::move(checked)});
+    sourceReplicas_.try_emplace(id, std::move(checked));
   prepared.clear();
 }
 
@@ -74,17 +74,16 @@ const CheckedReplicaGroups &
 ShardSourceResolver::sourceReplicas(TensorRef tensor) {
   auto [it, inserted] =
       sourceReplicas_.try_emplace(tensor.id()); // (no node made if found)
-  SourceKeyReplicas &key = it->second;
+  CheckedReplicaGroups &checked = it->second;
   if (inserted)
-    key.checked = CheckedReplicaGroups::of(tensor);
+    checked = CheckedReplicaGroups::of(tensor);
   // Reported when the binding first reads the key, whoever grouped it, so
   // that diagnostics come in the same order with threads or without.
-  if (!key.reported) {
-    key.reported = true;
-    if (key.checked.overlap)
-      reportOverlap(tensor, key.checked, *state_.source.metadata(), "source");
+  if (checked.overlapping && !checked.reported) {
+    checked.reported = true;
+    reportOverlap(tensor, checked, *state_.source.metadata(), "source");
   }
-  return key.checked;
+  return checked;
 }
 
 void ShardSourceResolver::reportOverlap(TensorRef tensor,
@@ -96,7 +95,7 @@ void ShardSourceResolver::reportOverlap(TensorRef tensor,
   std::vector<const Box *> boxes;
   std::vector<const ReplicaSegment *> owners;
   storedBoxes(checked.indexed.groups(), boxes, owners);
-  auto [first, second] = *checked.overlap;
+  auto [first, second] = *checked.firstOverlap();
   auto fileOf = [&](size_t box) {
     return std::string(metadata.shard(owners[box]->replicas[0]).file());
   };

@@ -96,13 +96,13 @@ private:
   void checkFiles(const ShardMetadata &metadata, const char *side);
   /// The source key's shards grouped into replicas and checked (cached per
   /// key); keys whose shards overlap without being replicas are reported
-  /// the first time, and have `overlap` set.
+  /// the first time, and are `overlapping`.
   const CheckedReplicaGroups &sourceReplicas(TensorRef tensor);
   /// Takes keys' groups worked out ahead (PieceAnswers::replicasAhead) into
   /// the cache, unreported; clears `prepared`.
   void adoptReplicas(
       std::vector<std::pair<TensorId, CheckedReplicaGroups>> &prepared);
-  /// Reports the overlap `checked` found in the stored shards of `tensor`.
+  /// Reports the first overlap of the stored shards of `tensor`.
   void reportOverlap(TensorRef tensor, const CheckedReplicaGroups &checked,
                      const ShardMetadata &metadata, const char *side);
   /// A destination key must be stored whole: the union of its shards must
@@ -175,11 +175,7 @@ private:
   /// addressed: it is looked up for every candidate replica of every piece.
   llvm::DenseMap<uint32_t, int64_t> readBytes_;
   std::vector<int64_t> fileReadBytes_; ///< by source metadata file id
-  struct SourceKeyReplicas {
-    CheckedReplicaGroups checked;
-    bool reported = false; ///< its overlap, if any, was reported
-  };
-  std::unordered_map<TensorId, SourceKeyReplicas> sourceReplicas_;
+  std::unordered_map<TensorId, CheckedReplicaGroups> sourceReplicas_;
   /// (segment, rank) -> the replica that rank reads it from, for segments
   /// that readsOneReplicaPerRank.
   std::map<std::pair<const ReplicaSegment *, uint32_t>, ShardId> chosenOnRank_;
