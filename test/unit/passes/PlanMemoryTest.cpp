@@ -27,23 +27,6 @@ using namespace aoa::plan_resolution_test;
 
 namespace {
 
-/// 2500 keys (three chunks of answers ahead), each split in rows over two
-/// source ranks and in columns over two destination ranks.
-Case rowsToColumns() {
-  Case c;
-  c.kind = "rows-to-columns";
-  for (int i = 0; i < 2500; ++i) {
-    std::string name = "t" + std::to_string(i);
-    c.source.push_back(key(name, {4, 6},
-                           {shard(0, "src", name, Box({0, 0}, {2, 6})),
-                            shard(1, "src", name, Box({2, 0}, {2, 6}))}));
-    c.destination.push_back(key(name, {4, 6},
-                                {shard(0, "dst", name, Box({0, 0}, {4, 3})),
-                                 shard(1, "dst", name, Box({0, 3}, {4, 3}))}));
-  }
-  return c;
-}
-
 struct PassesRun {
   bool ok = false;
   size_t targetsLeft = 0;
@@ -73,26 +56,6 @@ PassesRun run(const Case &c, unsigned threads) {
   out.ok = pm.run(state, instrumentation, sink) && !diags.hadErrors();
   out.plan = std::move(state.plan);
   return out;
-}
-
-/// Every field of every rank's program, in order, as text.
-std::string programText(const plan::Plan &plan) {
-  std::ostringstream os;
-  for (const plan::RankProgram &program : plan.programs)
-    for (const plan::Round &round : program.rounds) {
-      for (const plan::BufferDecl &buffer : round.buffers)
-        os << dtypeName(buffer.dtype) << str(buffer.shape.vec()) << ";";
-      for (const plan::Instruction &in : round.instructions) {
-        os << int(in.opcode) << " " << in.buffer << " " << in.input << " "
-           << in.tensor << " " << in.peer << " " << in.transform << " "
-           << in.region.toString();
-        for (uint32_t b : in.buffers)
-          os << " %" << b;
-        os << ";";
-      }
-      os << "\n";
-    }
-  return os.str();
 }
 
 TEST(PlanMemoryTest, StoredTensorsOfAKeyShareOneGlobalShape) {

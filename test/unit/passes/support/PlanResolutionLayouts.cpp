@@ -190,4 +190,21 @@ KeySpec key(std::string name, std::vector<int64_t> shape,
   return k;
 }
 
+Case rowsToColumns(const std::set<int> &overlapping) {
+  Case c;
+  c.kind = "rows-to-columns";
+  for (int i = 0; i < 2500; ++i) {
+    std::string name = "t" + std::to_string(i);
+    std::vector<ShardSpec> stored{shard(0, "src", name, Box({0, 0}, {2, 6})),
+                                  shard(1, "src", name, Box({2, 0}, {2, 6}))};
+    if (overlapping.count(i))
+      stored.push_back(shard(1, "src", name + "@overlap", Box({1, 0}, {2, 6})));
+    c.source.push_back(key(name, {4, 6}, stored));
+    c.destination.push_back(key(name, {4, 6},
+                                {shard(0, "dst", name, Box({0, 0}, {4, 3})),
+                                 shard(1, "dst", name, Box({0, 3}, {4, 3}))}));
+  }
+  return c;
+}
+
 } // namespace aoa::plan_resolution_test

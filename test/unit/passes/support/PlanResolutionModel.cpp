@@ -114,6 +114,7 @@ Compiled compile(const Case &c) {
   state.destination = KeySpace(destination, "destination", "dst.json");
   state.memoryBudget = c.budget;
   state.sharedSource = c.sharedSource;
+  state.threads = c.threads;
   PassManager pm;
   addPipeline(pm, PipelineStage::Plan);
   std::ostringstream sink;
@@ -129,7 +130,25 @@ std::vector<std::string> execute(const Case &c, const plan::Plan &plan) {
   return executePlan(c, plan, stats);
 }
 
-/// True when some error diagnostic contains `needle`.
+std::string programText(const plan::Plan &plan) {
+  std::ostringstream os;
+  for (const plan::RankProgram &program : plan.programs)
+    for (const plan::Round &round : program.rounds) {
+      for (const plan::BufferDecl &buffer : round.buffers)
+        os << dtypeName(buffer.dtype) << str(buffer.shape.vec()) << ";";
+      for (const plan::Instruction &in : round.instructions) {
+        os << int(in.opcode) << " " << in.buffer << " " << in.input << " "
+           << in.tensor << " " << in.peer << " " << in.transform << " "
+           << in.region.toString();
+        for (uint32_t b : in.buffers)
+          os << " %" << b;
+        os << ";";
+      }
+      os << "\n";
+    }
+  return os.str();
+}
+
 std::vector<int64_t> bytesReadPerRank(const plan::Plan &plan) {
   std::vector<int64_t> bytes(plan.programs.size(), 0);
   for (size_t rank = 0; rank < plan.programs.size(); ++rank)

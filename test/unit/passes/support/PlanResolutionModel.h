@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -69,6 +70,8 @@ struct Case {
   int64_t budget = int64_t(1) << 30;
   /// Compiled with --shared-src: the writing rank reads every piece.
   bool sharedSource = false;
+  /// --threads.
+  unsigned threads = 1;
   /// Per destination key (keys not listed are identity loads).
   std::map<std::string, Model> model;
 
@@ -201,6 +204,11 @@ ShardSpec shard(uint32_t rank, const char *side, std::string name, Box box,
                 std::optional<FlatElementRange> flat = std::nullopt);
 KeySpec key(std::string name, std::vector<int64_t> shape,
             std::vector<ShardSpec> shards, DType dtype = DType::F32);
+/// 2500 keys of [4, 6] (three chunks of answers ahead, 1024 keys a chunk),
+/// each split in rows over two source ranks and in columns over two
+/// destination ranks; the keys numbered in `overlapping` have a third source
+/// shard over rows 1 and 2 that is no replica of the others.
+Case rowsToColumns(const std::set<int> &overlapping = {});
 
 /// Compiles `c` in-process through the whole plan pipeline.
 ShardMetadata buildMetadata(const std::vector<KeySpec> &keys);
@@ -212,6 +220,8 @@ std::vector<std::string> executePlan(const Case &c, const plan::Plan &plan,
 std::string joined(const std::vector<std::string> &lines);
 /// executePlan with stats thrown away.
 std::vector<std::string> execute(const Case &c, const plan::Plan &plan);
+/// Every field of every rank's program, in order, as text.
+std::string programText(const plan::Plan &plan);
 /// True when some error diagnostic contains `needle`.
 bool hasError(const Compiled &compiled, const std::string &needle);
 /// The bytes each rank of `plan` reads.
