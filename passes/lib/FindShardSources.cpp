@@ -59,6 +59,12 @@ firstOfEachBox(TensorRef tensor, std::vector<ShardId> &order) {
 }
 
 
+/// `query` for the box of `shard` of `tensor`.
+void assignShardQuery(TensorDesc &query, TensorRef tensor, ShardRef shard) {
+  query.assign(tensor.key(), Box(shard.globalOffset(), shard.localShape()),
+               tensor.globalShape(), tensor.dtype());
+}
+
 /// The target of destination key `key` in the dataflow; null: none.
 const TargetBinding *targetOf(CompilationState &state, std::string_view key) {
   auto found = state.dataflow.targets.find(std::string(key));
@@ -95,9 +101,7 @@ void countInParallel(CompilationState &state, ShardSourceFinder &finder) {
       TensorRef tensor = metadata.tensor(tensors[i]);
       const TargetBinding *binding = targetOf(state, tensor.key());
       for (ShardId shard : firstOfEachBox(tensor, order)) {
-        ShardRef s = metadata.shard(shard);
-        query.assign(tensor.key(), Box(s.globalOffset(), s.localShape()),
-                     tensor.globalShape(), tensor.dtype());
+        assignShardQuery(query, tensor, metadata.shard(shard));
         ++count.queries;
         if (silent.answer(query, binding))
           count.entries += silent.entries().size();
@@ -114,8 +118,7 @@ void countInParallel(CompilationState &state, ShardSourceFinder &finder) {
     for (ShardId shard : count.givenUp) {
       ShardRef s = metadata.shard(shard);
       TensorRef tensor = metadata.tensor(s.tensorId());
-      query.assign(tensor.key(), Box(s.globalOffset(), s.localShape()),
-                   tensor.globalShape(), tensor.dtype());
+      assignShardQuery(query, tensor, s);
       if (finder.answer(query, targetOf(state, tensor.key())))
         state.answeredEntries += finder.entries().size();
     }
@@ -160,9 +163,7 @@ public:
       TensorRef tensor = metadata.tensor(id);
       const TargetBinding *binding = targetOf(state, tensor.key());
       for (ShardId shard : firstOfEachBox(tensor, order)) {
-        ShardRef s = metadata.shard(shard);
-        query.assign(tensor.key(), Box(s.globalOffset(), s.localShape()),
-                     tensor.globalShape(), tensor.dtype());
+        assignShardQuery(query, tensor, metadata.shard(shard));
         answer(query, binding);
       }
     }

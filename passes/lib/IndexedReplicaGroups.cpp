@@ -66,17 +66,12 @@ void storedBoxes(const std::vector<ReplicaGroup> &groups,
 CheckedReplicaGroups CheckedReplicaGroups::of(TensorRef tensor) {
   CheckedReplicaGroups checked;
   checked.indexed = IndexedReplicaGroups(groupSourceReplicas(tensor));
-  checked.overlapping = checked.firstOverlap().has_value();
-  return checked;
-}
-
-std::optional<std::pair<size_t, size_t>>
-CheckedReplicaGroups::firstOverlap() const {
   // The segments of one group are disjoint; groups must be too.
   std::vector<const Box *> boxes;
   std::vector<const ReplicaSegment *> owners;
-  storedBoxes(indexed.groups(), boxes, owners);
-  return findOverlappingPair(boxes);
+  storedBoxes(checked.indexed.groups(), boxes, owners);
+  checked.overlapping = findOverlappingPair(boxes).has_value();
+  return checked;
 }
 
 } // namespace aoa

@@ -17,7 +17,6 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -58,18 +57,16 @@ void storedBoxes(const std::vector<ReplicaGroup> &groups,
 /// that the sequential binding does not.
 struct CheckedReplicaGroups {
   IndexedReplicaGroups indexed;
-  /// Two boxes of different groups share an element (firstOverlap finds
-  /// them). A flag, not the pair: a cache entry of a million-key source
-  /// stays in the allocator's size class of the groups alone.
+  /// Two boxes of different groups share an element (findOverlappingPair
+  /// over storedBoxes finds them again to report them). A flag, not the
+  /// pair: a cache entry of a million-key source stays in the allocator's
+  /// size class of the groups alone.
   bool overlapping = false;
   /// The reporting resolver's own flag, beside `overlapping` for the same
   /// reason: the overlap was reported.
   bool reported = false;
 
   static CheckedReplicaGroups of(TensorRef tensor);
-  /// The positions, in storedBoxes' order, of the first two boxes of
-  /// different groups that share an element; nullopt when none do.
-  std::optional<std::pair<size_t, size_t>> firstOverlap() const;
 };
 
 } // namespace aoa

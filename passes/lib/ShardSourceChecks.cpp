@@ -95,7 +95,7 @@ void ShardSourceResolver::reportOverlap(TensorRef tensor,
   std::vector<const Box *> boxes;
   std::vector<const ReplicaSegment *> owners;
   storedBoxes(checked.indexed.groups(), boxes, owners);
-  auto [first, second] = *checked.firstOverlap();
+  auto [first, second] = *findOverlappingPair(boxes);
   auto fileOf = [&](size_t box) {
     return std::string(metadata.shard(owners[box]->replicas[0]).file());
   };
