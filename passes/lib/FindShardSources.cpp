@@ -65,10 +65,11 @@ void assignShardQuery(TensorDesc &query, TensorRef tensor, ShardRef shard) {
                tensor.globalShape(), tensor.dtype());
 }
 
-/// The target of destination key `key` in the dataflow; null: none.
-const TargetBinding *targetOf(CompilationState &state, std::string_view key) {
-  auto found = state.dataflow.targets.find(std::string(key));
-  return found == state.dataflow.targets.end() ? nullptr : &found->second;
+/// The target of destination tensor `tensor` in the dataflow; null: none.
+const TargetBinding *targetOf(const CompilationState &state,
+                              TensorRef tensor) {
+  return state.dataflow.targets.find(*state.destination.metadata(),
+                                     tensor.id());
 }
 
 /// Destination tensors per task of countInParallel: enough that a task
@@ -99,7 +100,7 @@ void countInParallel(CompilationState &state, ShardSourceFinder &finder) {
     size_t end = std::min(tensors.size(), (task + 1) * kTensorsPerTask);
     for (size_t i = task * kTensorsPerTask; i < end; ++i) {
       TensorRef tensor = metadata.tensor(tensors[i]);
-      const TargetBinding *binding = targetOf(state, tensor.key());
+      const TargetBinding *binding = targetOf(state, tensor);
       for (ShardId shard : firstOfEachBox(tensor, order)) {
         assignShardQuery(query, tensor, metadata.shard(shard));
         ++count.queries;
@@ -119,7 +120,7 @@ void countInParallel(CompilationState &state, ShardSourceFinder &finder) {
       ShardRef s = metadata.shard(shard);
       TensorRef tensor = metadata.tensor(s.tensorId());
       assignShardQuery(query, tensor, s);
-      if (finder.answer(query, targetOf(state, tensor.key())))
+      if (finder.answer(query, targetOf(state, tensor)))
         state.answeredEntries += finder.entries().size();
     }
   }
@@ -147,7 +148,8 @@ public:
     if (state.hasQueryFile || !state.destination.present()) {
       for (size_t i = 0; i < state.queries.size(); ++i) {
         finder.setQueryIndex(i);
-        answer(state.queries[i], targetOf(state, state.queries[i].key));
+        answer(state.queries[i],
+               state.dataflow.targets.find(state.queries[i].key));
       }
       return true;
     }
@@ -161,7 +163,7 @@ public:
     std::vector<ShardId> order;
     for (TensorId id : metadata.tensorIdsByKey()) {
       TensorRef tensor = metadata.tensor(id);
-      const TargetBinding *binding = targetOf(state, tensor.key());
+      const TargetBinding *binding = targetOf(state, tensor);
       for (ShardId shard : firstOfEachBox(tensor, order)) {
         assignShardQuery(query, tensor, metadata.shard(shard));
         answer(query, binding);

@@ -62,17 +62,16 @@ PieceAnswers::PieceAnswers(CompilationState &state,
   startAfter(chunks_[0].end, chunks_[1]);
 }
 
-PieceAnswers::Target PieceAnswers::findTarget(TensorRef tensor) {
-  Dataflow &dataflow = state_.dataflow;
-  auto found = dataflow.targets.find(std::string(tensor.key()));
-  return found == dataflow.targets.end() ? Target{}
-                                         : Target{found, &found->second};
+PieceAnswers::Target PieceAnswers::findTarget(TensorId tensor) {
+  return Target{tensor, state_.dataflow.targets.find(
+                            *state_.destination.metadata(), tensor)};
 }
 
 void PieceAnswers::releaseTargets(std::vector<Target> &targets) {
+  const ShardMetadata &destination = *state_.destination.metadata();
   for (const Target &target : targets)
     if (target.binding)
-      state_.dataflow.targets.erase(target.at);
+      state_.dataflow.targets.erase(destination, target.tensor);
   targets.clear();
 }
 
@@ -100,8 +99,7 @@ void PieceAnswers::startAfter(size_t previous, Chunk &chunk) {
 TargetUse PieceAnswers::beginTensor(size_t index) {
   if (!ahead_) {
     releaseTargets(walked_); // the walk has left its tensor
-    const ShardMetadata &destination = *state_.destination.metadata();
-    walked_.push_back(findTarget(destination.tensor(tensors_[index])));
+    walked_.push_back(findTarget(tensors_[index]));
     return targetUse(walked_.back().binding);
   }
   while (index >= chunks_[current_].end) {
@@ -159,7 +157,7 @@ void PieceAnswers::answer(Chunk &chunk) {
   TensorDesc query;
   for (size_t i = chunk.begin; i < chunk.end; ++i) {
     TensorRef tensor = destination.tensor(tensors_[i]);
-    chunk.targets.push_back(findTarget(tensor));
+    chunk.targets.push_back(findTarget(tensors_[i]));
     const TargetBinding *binding = chunk.targets.back().binding;
     bool resolved = targetUse(binding) == TargetUse::Resolve;
     chunk.tiles.push_back(resolved && shardsTileKey(tensor));

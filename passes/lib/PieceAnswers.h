@@ -113,10 +113,10 @@ private:
   /// A tensor's entry in Dataflow::targets; binding is null when it has
   /// none.
   struct Target {
-    decltype(Dataflow::targets)::iterator at;
-    TargetBinding *binding = nullptr;
+    TensorId tensor = 0; ///< in the destination metadata
+    const TargetBinding *binding = nullptr;
   };
-  Target findTarget(TensorRef tensor);
+  Target findTarget(TensorId tensor);
   /// Erases `targets` from the dataflow, and clears the list.
   void releaseTargets(std::vector<Target> &targets);
 

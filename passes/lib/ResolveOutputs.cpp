@@ -37,13 +37,13 @@ public:
       : state_(state), df_(state.dataflow), budget_(state.diags) {}
 
   void run() {
-    df_.targets.clear();
+    df_.targets.reset(state_.destination.present()
+                          ? state_.destination.metadata()
+                          : nullptr);
     if (state_.destination.present()) {
       const ShardMetadata &metadata = *state_.destination.metadata();
-      // One target per key: sized once, not rehashed at every doubling.
-      df_.targets.reserve(metadata.tensorCount());
       for (TensorId id : metadata.tensorIdsByKey())
-        bindDestinationKey(metadata.tensor(id));
+        bindDestinationKey(metadata, id);
     } else {
       deriveLeaves();
     }
@@ -59,7 +59,7 @@ public:
   /// of the derived outputs (reference: "not in the output_vars").
   void checkQueryKey(size_t i) {
     const std::string &key = state_.queries[i].key;
-    if (df_.targets.count(key) || bindQueriedState(i))
+    if (df_.targets.find(key) || bindQueriedState(i))
       return;
     auto d = state_.diags.error(
         queryLocation(i),
@@ -69,8 +69,8 @@ public:
                  : "not an output; without --dst the outputs are the names "
                    "no statement reads, and their optimizer states"));
     std::vector<std::string> known;
-    for (const auto &target : df_.targets)
-      known.push_back(target.first);
+    for (const auto &target : df_.targets.sorted())
+      known.emplace_back(target.first);
     std::string suggestion = closestSpelling(key, known);
     if (!suggestion.empty())
       d.hint("did you mean '" + suggestion + "'?");
@@ -88,10 +88,10 @@ private:
     auto [model, suffix] = splitOptimizerSuffix(key);
     if (suffix.empty())
       return false;
-    auto modelTarget = df_.targets.find(std::string(model));
-    if (modelTarget == df_.targets.end() || !modelTarget->second.suffix.empty())
+    const TargetBinding *modelTarget = df_.targets.find(model);
+    if (!modelTarget || !modelTarget->suffix.empty())
       return false;
-    TargetBinding binding = modelTarget->second;
+    TargetBinding binding = *modelTarget;
     binding.suffix = std::string(suffix);
     if (binding.view) {
       if (std::optional<std::string> missing = missingStateSource(binding)) {
@@ -99,7 +99,7 @@ private:
         binding = TargetBinding{};
       }
     }
-    df_.targets.emplace(key, std::move(binding));
+    df_.targets.insert(key, std::move(binding));
     return true;
   }
 
@@ -178,12 +178,13 @@ private:
     return binding;
   }
 
-  void bindDestinationKey(TensorRef tensor) {
+  void bindDestinationKey(const ShardMetadata &metadata, TensorId id) {
+    TensorRef tensor = metadata.tensor(id);
     std::string key(tensor.key());
     TargetBinding binding = bind(key);
     if (binding.view && !isBetaPowSuffix(binding.suffix))
       checkType(key, tensor, binding);
-    df_.targets.emplace(std::move(key), std::move(binding));
+    df_.targets.insert(metadata, id, std::move(binding));
   }
 
   void checkType(const std::string &key, TensorRef tensor,
@@ -270,7 +271,7 @@ private:
       for (std::string_view suffix : kOptimizerSuffixes)
         if (!leaves.count(leaf + std::string(suffix))) // explicit ones win
           addStateLeaf(leaf, std::string(suffix), binding, source);
-      df_.targets.emplace(leaf, std::move(binding));
+      df_.targets.insert(leaf, std::move(binding));
     }
   }
 
@@ -299,7 +300,7 @@ private:
     std::vector<int64_t> zeros(shape.size(), 0);
     addDerivedQuery(
         TensorDesc{leaf + suffix, zeros, shape, shape, first->dtype()});
-    df_.targets.emplace(leaf + suffix, std::move(stateBinding));
+    df_.targets.insert(leaf + suffix, std::move(stateBinding));
   }
 
   CompilationState &state_;
@@ -333,14 +334,9 @@ public:
     return true;
   }
   void print(const CompilationState &state, std::ostream &os) const override {
-    std::vector<const std::pair<const std::string, TargetBinding> *> sorted;
-    for (const auto &entry : state.dataflow.targets)
-      sorted.push_back(&entry);
-    std::sort(sorted.begin(), sorted.end(),
-              [](auto *a, auto *b) { return a->first < b->first; });
-    for (const auto *entry : sorted) {
-      const TargetBinding &b = entry->second;
-      os << entry->first << ": " << bindingKindName(b.kind);
+    for (const auto &[key, binding] : state.dataflow.targets.sorted()) {
+      const TargetBinding &b = *binding;
+      os << key << ": " << bindingKindName(b.kind);
       if (b.view)
         os << " " << printTensorType(b.view->type) << ", "
            << b.view->pieces.size()

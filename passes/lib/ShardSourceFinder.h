@@ -46,9 +46,7 @@ public:
   /// Answers one target: true with the entries in entries(), or false
   /// after reporting why (or because resolve-outputs already did).
   bool answer(const TensorDesc &query) {
-    auto found = df_.targets.find(query.key);
-    return answer(query,
-                  found == df_.targets.end() ? nullptr : &found->second);
+    return answer(query, df_.targets.find(query.key));
   }
   /// The same for the query's target found already (null: none), without
   /// reading Dataflow::targets.

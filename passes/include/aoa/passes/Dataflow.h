@@ -10,10 +10,10 @@
 
 #include "aoa/ir/Op.h"
 #include "aoa/ir/View.h"
+#include "aoa/passes/TargetTable.h"
 
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,8 +21,6 @@
 #include <vector>
 
 namespace aoa {
-
-constexpr size_t kNoOp = std::numeric_limits<size_t>::max();
 
 /// A source tensor the ops read: a model key (its optimizer states follow
 /// it) or a stored key named explicitly, e.g. `k.moment1_0`.
@@ -43,24 +41,6 @@ struct NamedValue {
   ViewRef view;
   size_t producer = kNoOp;
   uint32_t uses = 0;
-};
-
-/// How a target key (a destination key, or a name derived without a
-/// destination layout) is answered.
-struct TargetBinding {
-  enum class Kind {
-    Assigned, ///< a statement wrote it (or the model key it is a state of)
-    Identity, ///< no statement wrote it: the same-named source key
-    Added,    ///< `_ -> key`: nothing to load
-    Missing,  ///< none of the above (an error was reported)
-  };
-  Kind kind = Kind::Missing;
-  ViewRef view;
-  /// The optimizer suffix re-attached to every source key of the view
-  /// (`.moment1_0` when the view belongs to the model key).
-  std::string suffix;
-  /// Assigned: the op that wrote the view.
-  size_t producer = kNoOp;
 };
 
 class KeySpace;
@@ -84,7 +64,7 @@ struct Dataflow {
   /// resolve-shard-sources erases each as it leaves its key, so that the
   /// views are freed while the plan grows (after releaseValues, the
   /// targets hold the only references to them).
-  std::unordered_map<std::string, TargetBinding> targets;
+  TargetTable targets;
 
   const InputTensor &input(uint32_t id) const { return inputs[id]; }
 
