@@ -107,6 +107,8 @@ std::optional<int64_t> FusedExpansion::shardCount(const Name &name, bool left) {
   std::optional<ChainWalk> walk =
       state_.chain.resolve(start, /*forward=*/!left, keys, why);
   if (!walk) {
+    if (silent_)
+      return std::nullopt;
     reportAt(state_, statement_, name.location,
              "cannot tell how '" + shown + "' is sharded: " + why)
         .hint(hint);
@@ -116,6 +118,8 @@ std::optional<int64_t> FusedExpansion::shardCount(const Name &name, bool left) {
   bool isKey = !walk->reached.temporary && keys.contains(key);
   std::optional<size_t> rank = isKey ? keys.rankOf(key) : std::nullopt;
   if (!rank) {
+    if (silent_)
+      return std::nullopt;
     reportAt(state_, statement_, name.location,
              "cannot tell how '" + shown + "' is sharded: '" +
                  state_.chain.spelling(walk->reached) +
@@ -139,6 +143,8 @@ FusedExpansion::countAlongFusedAxis(const Name &name, const std::string &shown,
   std::optional<std::vector<AxisOrigin>> axes =
       traceAxes(walk, keyRank, traceError);
   if (!axes) {
+    if (silent_)
+      return std::nullopt;
     reportAt(state_, statement_, name.location,
              subject + ": " + traceError.message)
         .note(traceError.location, "the step that cannot be followed");
@@ -147,6 +153,8 @@ FusedExpansion::countAlongFusedAxis(const Name &name, const std::string &shown,
   int64_t rank = static_cast<int64_t>(axes->size());
   int64_t fusedAxis = axis_ < 0 ? axis_ + rank : axis_;
   if (fusedAxis < 0 || fusedAxis >= rank) {
+    if (silent_)
+      return std::nullopt;
     reportAt(state_, statement_, name.location,
              subject + ": axis " + std::to_string(axis_) +
                  " is out of range for '" + shown + "' of rank " +
@@ -156,6 +164,8 @@ FusedExpansion::countAlongFusedAxis(const Name &name, const std::string &shown,
   }
   const AxisOrigin &origin = (*axes)[fusedAxis];
   if (origin.cutBy) {
+    if (silent_)
+      return std::nullopt;
     reportAt(state_, statement_, name.location,
              subject + ": a reshape cuts it out of an axis of '" + key +
                  "', whose shards need not be whole blocks of it")
@@ -174,6 +184,8 @@ FusedExpansion::countAlongFusedAxis(const Name &name, const std::string &shown,
     std::string why;
     std::optional<int64_t> along = keys.shardCountAlongAxis(key, keyAxis, why);
     if (!along) {
+      if (silent_)
+        return std::nullopt;
       reportAt(state_, statement_, name.location, subject + ": " + why)
           .hint("the fused macros need the " + keys.sideName() +
                 " shards to split the fused axis into equal parts");
@@ -188,6 +200,8 @@ FusedExpansion::countAlongFusedAxis(const Name &name, const std::string &shown,
   // whole blocks of it only if at most the outermost of them is sharded.
   if (sharded.size() > 1 ||
       (sharded.size() == 1 && sharded.front() != origin.keyAxes.front())) {
+    if (silent_)
+      return std::nullopt;
     reportAt(state_, statement_, name.location,
              subject + ": '" + key + "' is sharded along " +
                  (sharded.size() > 1

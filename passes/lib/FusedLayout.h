@@ -14,6 +14,16 @@ class FusedExpansion {
 public:
   FusedExpansion(CompilationState &state, const Statement &statement,
                  const char *pass, size_t statementIndex);
+  /// An expansion for another thread, which only reads the state: where
+  /// leftShardCount or rightShardCount would report, they give up instead
+  /// (nullopt), so that a reporting expansion of the statement on the main
+  /// thread says why, in statement order.
+  struct Silent {};
+  FusedExpansion(CompilationState &state, const Statement &statement,
+                 const char *pass, size_t statementIndex, Silent)
+      : FusedExpansion(state, statement, pass, statementIndex) {
+    silent_ = true;
+  }
 
   /// The fused axis (the `axis` attribute, default 1), as written.
   int64_t axis() const { return axis_; }
@@ -63,6 +73,7 @@ private:
   SourceLocation tagLocation_;
   /// What every piece name starts with: `<pass>.N.` (piece()).
   std::string piecePrefix_;
+  bool silent_ = false;
 };
 
 } // namespace aoa

@@ -10,6 +10,10 @@
 
 #include "FusedLayout.h"
 
+#include "aoa/runtime/support/ThreadPool.h"
+
+#include <algorithm>
+#include <iterator>
 #include <numeric>
 
 namespace aoa {
@@ -47,51 +51,98 @@ std::vector<Name> pieceRun(const FusedExpansion &e, const char *label,
   return names;
 }
 
+/// Appends what fused statement `statement` lowers to to `out`; false when
+/// a shard count is unknown (reported, unless `e` is silent).
+bool lowerStatement(FusedExpansion &e, const Statement &statement,
+                    std::vector<Statement> &out) {
+  if (statement.lhs.size() == 1) {
+    const Name &fused = statement.lhs[0];
+    std::optional<int64_t> tSrc = e.leftShardCount(fused);
+    if (!tSrc)
+      return false;
+    if (statement.rhs.size() == 1) {
+      std::optional<int64_t> tDst = e.rightShardCount(statement.rhs[0]);
+      if (!tDst)
+        return false;
+      int64_t n = std::lcm(*tSrc, *tDst);
+      e.emit({fused}, layout(e, *tSrc, n), out);
+      e.emit(layout(e, *tDst, n), {statement.rhs[0]}, out);
+    } else {
+      e.emit({fused}, layout(e, *tSrc, *tSrc), out);
+      e.emit(pieceRun(e, "GATE", *tSrc), {statement.rhs[0]}, out);
+      e.emit(pieceRun(e, "UP", *tSrc), {statement.rhs[1]}, out);
+    }
+    return true;
+  }
+  // gate, up -> D
+  std::optional<int64_t> tDst = e.rightShardCount(statement.rhs[0]);
+  if (!tDst)
+    return false;
+  Name joined = e.temporary("gate_up");
+  e.emit(statement.lhs, {joined}, out);
+  e.emit({joined}, layout(e, 1, *tDst), out);
+  e.emit(layout(e, *tDst, *tDst), {statement.rhs[0]}, out);
+  return true;
+}
+
+/// Fused statements per task of lowerAhead: enough to outweigh starting a
+/// task, few enough to share a model's tens of thousands of them.
+constexpr size_t kStatementsPerTask = 256;
+
+/// With threads, each fused statement lowered beforehand by a silent
+/// expansion (lowering only reads the state: the chain and the key spaces),
+/// by statement index; empty where that gave up, and where the statement is
+/// not fused.
+std::vector<std::optional<std::vector<Statement>>>
+lowerAhead(CompilationState &state, const char *pass) {
+  std::vector<std::optional<std::vector<Statement>>> lowered;
+  if (state.threads <= 1)
+    return lowered;
+  const std::vector<Statement> &statements = state.program.statements;
+  std::vector<size_t> fused;
+  for (size_t i = 0; i < statements.size(); ++i)
+    if (statements[i].hasTag(MacroTag::FusedFfn))
+      fused.push_back(i);
+  if (fused.size() < 2 * kStatementsPerTask)
+    return lowered; // not worth a thread
+  lowered.resize(statements.size());
+  runtime::ThreadPool pool(state.threads);
+  (void)pool.parallelFor(
+      (fused.size() + kStatementsPerTask - 1) / kStatementsPerTask,
+      [&](size_t task) {
+        size_t end = std::min(fused.size(), (task + 1) * kStatementsPerTask);
+        for (size_t k = task * kStatementsPerTask; k < end; ++k) {
+          size_t i = fused[k];
+          FusedExpansion e(state, statements[i], pass, i + 1,
+                           FusedExpansion::Silent{});
+          std::vector<Statement> out;
+          if (lowerStatement(e, statements[i], out))
+            lowered[i] = std::move(out);
+        }
+        return runtime::Status();
+      }); // no task fails
+  return lowered;
+}
+
 bool LowerFusedFfnPass::run(CompilationState &state) {
+  std::vector<std::optional<std::vector<Statement>>> lowered =
+      lowerAhead(state, name());
   std::vector<Statement> out;
   bool ok = true;
-  size_t index = 0;
-  for (Statement &statement : state.program.statements) {
-    ++index;
+  for (size_t i = 0; i < state.program.statements.size(); ++i) {
+    Statement &statement = state.program.statements[i];
     if (!statement.hasTag(MacroTag::FusedFfn)) {
       // (Moved, not copied: a large model has tens of thousands.)
       out.push_back(std::move(statement));
       continue;
     }
-    FusedExpansion e(state, statement, name(), index);
-    if (statement.lhs.size() == 1) {
-      const Name &fused = statement.lhs[0];
-      std::optional<int64_t> tSrc = e.leftShardCount(fused);
-      if (!tSrc) {
-        ok = false;
-        continue;
-      }
-      if (statement.rhs.size() == 1) {
-        std::optional<int64_t> tDst = e.rightShardCount(statement.rhs[0]);
-        if (!tDst) {
-          ok = false;
-          continue;
-        }
-        int64_t n = std::lcm(*tSrc, *tDst);
-        e.emit({fused}, layout(e, *tSrc, n), out);
-        e.emit(layout(e, *tDst, n), {statement.rhs[0]}, out);
-      } else {
-        e.emit({fused}, layout(e, *tSrc, *tSrc), out);
-        e.emit(pieceRun(e, "GATE", *tSrc), {statement.rhs[0]}, out);
-        e.emit(pieceRun(e, "UP", *tSrc), {statement.rhs[1]}, out);
-      }
+    if (i < lowered.size() && lowered[i]) {
+      std::move(lowered[i]->begin(), lowered[i]->end(),
+                std::back_inserter(out));
       continue;
     }
-    // gate, up -> D
-    std::optional<int64_t> tDst = e.rightShardCount(statement.rhs[0]);
-    if (!tDst) {
-      ok = false;
-      continue;
-    }
-    Name joined = e.temporary("gate_up");
-    e.emit(statement.lhs, {joined}, out);
-    e.emit({joined}, layout(e, 1, *tDst), out);
-    e.emit(layout(e, *tDst, *tDst), {statement.rhs[0]}, out);
+    FusedExpansion e(state, statement, name(), i + 1);
+    ok &= lowerStatement(e, statement, out);
   }
   state.program.statements = std::move(out);
   return ok;
