@@ -248,11 +248,22 @@ std::vector<Captures> idCombinations(const Template &tmpl,
   std::string prefix = tmpl.segments.front().placeholder
                            ? std::string()
                            : tmpl.segments.front().text;
+  // A key that does not end with the template's last literal cannot match:
+  // checked first, most keys of a large model are rejected without a
+  // capture.
+  std::string_view suffix = tmpl.segments.back().placeholder
+                                ? std::string_view()
+                                : std::string_view(tmpl.segments.back().text);
   auto [begin, end] = keysWithPrefix(keys.names(), prefix);
   std::set<Captures> combos;
+  Captures captures;
   for (auto it = begin; it != end; ++it) {
-    Captures captures;
-    if (matchFrom(tmpl.segments, 0, *it, 0, captures))
+    std::string_view key = *it;
+    if (key.size() < suffix.size() ||
+        key.substr(key.size() - suffix.size()) != suffix)
+      continue;
+    captures.clear();
+    if (matchFrom(tmpl.segments, 0, key, 0, captures))
       combos.insert(captures);
   }
   std::vector<Captures> ordered(combos.begin(), combos.end());
@@ -272,22 +283,40 @@ std::vector<Captures> idCombinations(const Template &tmpl,
   return ordered;
 }
 
-/// `names` with their placeholders replaced by `values`.
-std::vector<Name> substituteNames(const std::vector<Name> &names,
-                                  const Captures &values) {
-  std::vector<Name> result;
-  for (const Name &name : names) {
-    Name copy = name;
-    if (!name.quoted && !name.temporary && !name.isPlaceholder()) {
-      std::vector<Segment> segments;
-      std::string unknown;
-      parseTemplate(name.text, segments, unknown);
-      copy.text = substitute(segments, values);
+/// The names of one side of a template statement, parsed once for all its
+/// expansions.
+class NameTemplates {
+public:
+  explicit NameTemplates(const std::vector<Name> &names) : names_(names) {
+    for (const Name &name : names) {
+      segments_.emplace_back();
+      if (expands(name)) {
+        std::string unknown;
+        parseTemplate(name.text, segments_.back(), unknown);
+      }
     }
-    result.push_back(std::move(copy));
   }
-  return result;
-}
+
+  /// The names with their placeholders replaced by `values`.
+  std::vector<Name> substitute(const Captures &values) const {
+    std::vector<Name> result;
+    result.reserve(names_.size());
+    for (size_t i = 0; i < names_.size(); ++i) {
+      result.push_back(names_[i]);
+      if (expands(names_[i]))
+        result.back().text = aoa::substitute(segments_[i], values);
+    }
+    return result;
+  }
+
+private:
+  static bool expands(const Name &name) {
+    return !name.quoted && !name.temporary && !name.isPlaceholder();
+  }
+
+  const std::vector<Name> &names_;
+  std::vector<std::vector<Segment>> segments_;
+};
 
 bool ExpandIdsPass::expand(CompilationState &state, Statement &statement,
                            bool offsetMacro, std::vector<Statement> &out) {
@@ -327,6 +356,7 @@ bool ExpandIdsPass::expand(CompilationState &state, Statement &statement,
               keys.sideName() + " metadata");
     return false;
   }
+  NameTemplates lhs(statement.lhs), rhs(statement.rhs);
   for (const Captures &combo : combinations) {
     Captures otherSide = combo;
     if (offsetMacro) {
@@ -347,8 +377,8 @@ bool ExpandIdsPass::expand(CompilationState &state, Statement &statement,
     Statement child = deriveStatement(statement, name());
     child.tags = statement.tags;
     child.attributes = statement.attributes;
-    child.lhs = substituteNames(statement.lhs, tmpl.onLeft ? combo : otherSide);
-    child.rhs = substituteNames(statement.rhs, tmpl.onLeft ? otherSide : combo);
+    child.lhs = lhs.substitute(tmpl.onLeft ? combo : otherSide);
+    child.rhs = rhs.substitute(tmpl.onLeft ? otherSide : combo);
     out.push_back(std::move(child));
   }
   return true;
