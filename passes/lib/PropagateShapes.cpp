@@ -143,6 +143,7 @@ private:
     if (op.kind == OpKind::Remove)
       return runRemove(opIndex, op);
     std::vector<ViewRef> operands;
+    operands.reserve(op.operands.size());
     for (size_t i = 0; i < op.operands.size(); ++i) {
       std::optional<ViewRef> view = read(op, i);
       if (!view || !*view)
@@ -150,6 +151,7 @@ private:
       operands.push_back(std::move(*view));
     }
     op.resultTypes.clear();
+    op.resultTypes.reserve(op.results.size());
     bool ok = false;
     switch (op.kind) {
     case OpKind::Rename:
@@ -246,9 +248,13 @@ private:
         return false;
       }
     }
+    size_t count = 0;
+    for (const ViewRef &input : inputs)
+      count += input->pieces.size();
     std::vector<Piece> pieces;
+    pieces.reserve(count);
+    std::vector<int64_t> delta(first.shape.size(), 0);
     for (const ViewRef &input : inputs) {
-      std::vector<int64_t> delta(first.shape.size(), 0);
       delta[*axis] = type.shape[*axis];
       for (const Piece &piece : input->pieces)
         pieces.push_back(Piece{piece.view.translate(delta), piece.input,

@@ -237,7 +237,7 @@ private:
     std::set<std::string> leaves;
     for (const auto &[name, value] : df_.values)
       if (!name.temporary && value.view && value.uses == 0)
-        leaves.insert(name.text);
+        leaves.insert(std::string(name.text));
     for (std::string_view modelKey : state_.source.modelKeys()) {
       std::string key(modelKey);
       if (df_.values.count(ValueName{key, false}))

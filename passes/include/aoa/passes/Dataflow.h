@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -43,6 +44,31 @@ struct NamedValue {
   uint32_t uses = 0;
 };
 
+/// A name as Dataflow::values keys it: a view of the text of an op's
+/// operand or result (the ops outlive the values: releaseValues frees them
+/// first), so that the hundreds of thousands of names a large model's ops
+/// assign are not copied.
+struct ValueNameRef {
+  std::string_view text;
+  bool temporary = false;
+
+  ValueNameRef(const ValueName &name)
+      : text(name.text), temporary(name.temporary) {}
+  ValueNameRef(std::string_view text, bool temporary)
+      : text(text), temporary(temporary) {}
+
+  friend bool operator==(const ValueNameRef &a, const ValueNameRef &b) {
+    return a.temporary == b.temporary && a.text == b.text;
+  }
+};
+
+struct ValueNameRefHash {
+  size_t operator()(const ValueNameRef &name) const {
+    return std::hash<std::string_view>()(name.text) ^
+           (name.temporary ? 0x9e37 : 0);
+  }
+};
+
 class KeySpace;
 
 struct Dataflow {
@@ -51,8 +77,8 @@ struct Dataflow {
   /// Reads of each input, for leaves without a destination layout.
   std::vector<uint32_t> inputUses;
   /// Names assigned by ops (user intermediates, temporaries, destination
-  /// names), holding their latest value.
-  std::unordered_map<ValueName, NamedValue, ValueNameHash> values;
+  /// names), holding their latest value. The keys view the ops' names.
+  std::unordered_map<ValueNameRef, NamedValue, ValueNameRefHash> values;
   /// Destination names (model keys or stored keys of the destination) that an
   /// op assigned, with their value.
   std::map<std::string, NamedValue> outputs;
