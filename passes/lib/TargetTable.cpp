@@ -25,10 +25,10 @@ bool TargetTable::insert(const ShardMetadata &metadata, TensorId tensor,
                          TargetBinding binding) {
   if (!byId(metadata))
     return insert(metadata.tensor(tensor).key(), std::move(binding));
-  std::optional<TargetBinding> &slot = byTensor_[tensor];
+  std::unique_ptr<TargetBinding> &slot = byTensor_[tensor];
   if (slot)
     return false;
-  slot = std::move(binding);
+  slot = std::make_unique<TargetBinding>(std::move(binding));
   return true;
 }
 
@@ -38,10 +38,8 @@ TargetBinding *TargetTable::find(std::string_view key) {
 
 const TargetBinding *TargetTable::find(std::string_view key) const {
   if (destination_)
-    if (std::optional<TensorRef> tensor = destination_->find(key)) {
-      const std::optional<TargetBinding> &slot = byTensor_[tensor->id()];
-      return slot ? &*slot : nullptr;
-    }
+    if (std::optional<TensorRef> tensor = destination_->find(key))
+      return byTensor_[tensor->id()].get();
   auto found = byName_.find(std::string(key));
   return found == byName_.end() ? nullptr : &found->second;
 }
@@ -56,8 +54,7 @@ const TargetBinding *TargetTable::find(const ShardMetadata &metadata,
                                        TensorId tensor) const {
   if (!byId(metadata))
     return find(metadata.tensor(tensor).key());
-  const std::optional<TargetBinding> &slot = byTensor_[tensor];
-  return slot ? &*slot : nullptr;
+  return byTensor_[tensor].get();
 }
 
 void TargetTable::erase(const ShardMetadata &metadata, TensorId tensor) {
@@ -70,7 +67,7 @@ void TargetTable::erase(const ShardMetadata &metadata, TensorId tensor) {
 size_t TargetTable::size() const {
   return byName_.size() +
          size_t(std::count_if(byTensor_.begin(), byTensor_.end(),
-                              [](const auto &slot) { return slot.has_value(); }));
+                              [](const auto &slot) { return slot != nullptr; }));
 }
 
 std::vector<std::pair<std::string_view, const TargetBinding *>>
@@ -79,7 +76,7 @@ TargetTable::sorted() const {
   entries.reserve(size());
   for (TensorId id = 0; id < byTensor_.size(); ++id)
     if (byTensor_[id])
-      entries.emplace_back(destination_->tensor(id).key(), &*byTensor_[id]);
+      entries.emplace_back(destination_->tensor(id).key(), byTensor_[id].get());
   for (const auto &[key, binding] : byName_)
     entries.emplace_back(key, &binding);
   std::sort(entries.begin(), entries.end(),

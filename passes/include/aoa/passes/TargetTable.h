@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -91,8 +92,12 @@ private:
   }
 
   const ShardMetadata *destination_ = nullptr;
-  /// By destination TensorId; empty when the key is not bound.
-  std::vector<std::optional<TargetBinding>> byTensor_;
+  /// By destination TensorId; null when the key is not bound. Each binding
+  /// is an allocation of its own, so that the memory of those that
+  /// resolve-shard-sources erases goes back while the plan grows (a vector
+  /// of the bindings themselves stays whole to the end: +16 MiB of peak on
+  /// the DeepSeek-V3 bench).
+  std::vector<std::unique_ptr<TargetBinding>> byTensor_;
   std::unordered_map<std::string, TargetBinding> byName_;
 };
 
