@@ -287,12 +287,13 @@ private:
     partType.shape[*axis] = size;
     std::vector<std::vector<Piece>> pieces(parts);
     Box whole = Box::fromShape(input.type.shape);
+    llvm::SmallVector<Interval, 4> dims(whole.dims().begin(),
+                                        whole.dims().end());
+    std::vector<int64_t> delta(dims.size(), 0);
     // Each piece goes to the parts it overlaps: linear in the output.
     for (const Piece &piece : input.pieces) {
       const Interval &along = piece.view.dim(*axis);
       for (int64_t p = along.begin / size; p * size < along.end; ++p) {
-        llvm::SmallVector<Interval, 4> dims(whole.dims().begin(),
-                                            whole.dims().end());
         dims[*axis] = {p * size, (p + 1) * size};
         std::string why;
         std::optional<Piece> part = restrictPiece(piece, Box(dims), why);
@@ -302,7 +303,6 @@ private:
               .hint("split before the reshape, or along whole blocks");
           return false;
         }
-        std::vector<int64_t> delta(dims.size(), 0);
         delta[*axis] = -p * size;
         part->view = part->view.translate(delta);
         pieces[p].push_back(std::move(*part));

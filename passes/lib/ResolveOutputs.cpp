@@ -190,14 +190,13 @@ private:
   void checkType(const std::string &key, TensorRef tensor,
                  const TargetBinding &binding) {
     const TensorType &type = binding.view->type;
-    std::vector<int64_t> shape(tensor.globalShape().begin(),
-                               tensor.globalShape().end());
-    if (type.shape != shape) {
+    if (llvm::ArrayRef<int64_t>(type.shape) != tensor.globalShape()) {
       if (!budget_.allow())
         return;
       auto d = reportAtOp(
           state_, binding.producer, key,
-          "destination key '" + key + "' has shape " + formatShape(shape) +
+          "destination key '" + key + "' has shape " +
+              formatShape(tensor.globalShape()) +
               " but " +
               (binding.kind == TargetBinding::Kind::Identity
                    ? "the same-named key of " + state_.source.describe() + " has shape "
