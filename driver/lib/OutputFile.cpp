@@ -58,6 +58,63 @@ private:
 
 constexpr size_t kStdoutHoldLimit = 64u << 20;
 
+/// A file buffer that has the kernel start writing the file back each time
+/// `interval` more bytes went through it (sync_file_range: it does not wait),
+/// so that the file is mostly on disk by the time commit() fsyncs it.
+class WritebackFileBuffer : public std::filebuf {
+public:
+  explicit WritebackFileBuffer(std::streamsize interval)
+      : interval_(interval) {}
+  ~WritebackFileBuffer() override {
+    if (fd_ >= 0)
+      ::close(fd_);
+  }
+
+  /// Opens `path` as std::filebuf::open does, and a second descriptor of it
+  /// for the write-back (the buffer hides its own).
+  bool openForWriteback(const std::string &path, std::ios::openmode mode) {
+    if (!open(path, mode))
+      return false;
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    return true;
+  }
+
+protected:
+  std::streamsize xsputn(const char *s, std::streamsize n) override {
+    std::streamsize written = std::filebuf::xsputn(s, n);
+    count(written);
+    return written;
+  }
+  int_type overflow(int_type c) override {
+    int_type result = std::filebuf::overflow(c);
+    if (!traits_type::eq_int_type(c, traits_type::eof()) &&
+        !traits_type::eq_int_type(result, traits_type::eof()))
+      count(1);
+    return result;
+  }
+
+private:
+  void count(std::streamsize bytes) {
+    sinceWriteback_ += bytes;
+    if (sinceWriteback_ < interval_ || fd_ < 0)
+      return;
+    sinceWriteback_ = 0;
+    if (std::filebuf::sync() != 0)
+      return; // the stream reports the failed write
+#ifdef __linux__
+    // The whole file: ranges already written back cost nothing, and a
+    // seek back (a header written last) is covered too.
+    (void)::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
+#endif
+  }
+
+  std::streamsize interval_;
+  std::streamsize sinceWriteback_ = 0;
+  int fd_ = -1;
+};
+
+constexpr std::streamsize kWritebackInterval = std::streamsize(16) << 20;
+
 } // namespace
 
 std::optional<OutputFile> OutputFile::open(const std::string &path,
@@ -80,24 +137,27 @@ std::optional<OutputFile> OutputFile::open(const std::string &path,
     // A device or a pipe (/dev/null, a FIFO) is written in place: renaming
     // a temporary over it would replace the device with a plain file.
     out.inPlace_ = true;
-    out.file_ = std::make_unique<std::ofstream>(path, std::ios::binary);
-    if (!*out.file_) {
+    out.fileBuffer_ = std::make_unique<std::filebuf>();
+    if (!out.fileBuffer_->open(path, std::ios::out | std::ios::binary)) {
       error = "cannot open '" + path + "': " + std::strerror(errno);
-      out.file_.reset();
+      out.fileBuffer_.reset();
       out.done_ = true;
       return std::nullopt;
     }
+    out.file_ = std::make_unique<std::ostream>(out.fileBuffer_.get());
     return out;
   }
   out.temporary_ = path + ".tmp." + std::to_string(::getpid());
-  out.file_ = std::make_unique<std::ofstream>(
-      out.temporary_, std::ios::binary | std::ios::trunc);
-  if (!*out.file_) {
+  auto buffer = std::make_unique<WritebackFileBuffer>(kWritebackInterval);
+  if (!buffer->openForWriteback(out.temporary_, std::ios::out |
+                                                    std::ios::binary |
+                                                    std::ios::trunc)) {
     error = "cannot create '" + out.temporary_ + "': " + std::strerror(errno);
-    out.file_.reset();
     out.done_ = true;
     return std::nullopt;
   }
+  out.fileBuffer_ = std::move(buffer);
+  out.file_ = std::make_unique<std::ostream>(out.fileBuffer_.get());
   return out;
 }
 
@@ -105,6 +165,7 @@ OutputFile::OutputFile(OutputFile &&other) noexcept
     : path_(std::move(other.path_)), temporary_(std::move(other.temporary_)),
       stdout_(other.stdout_), spill_(std::move(other.spill_)),
       spillStream_(std::move(other.spillStream_)),
+      fileBuffer_(std::move(other.fileBuffer_)),
       file_(std::move(other.file_)), inPlace_(other.inPlace_),
       done_(other.done_) {
   other.done_ = true;
@@ -116,8 +177,8 @@ void OutputFile::discard() {
   if (done_)
     return;
   done_ = true;
-  if (file_) {
-    file_->close();
+  if (fileBuffer_) {
+    fileBuffer_->close();
     if (!inPlace_)
       ::unlink(temporary_.c_str());
   }
@@ -141,9 +202,9 @@ std::optional<std::string> OutputFile::commit() {
   file_->flush();
   bool written = static_cast<bool>(*file_);
   int savedErrno = errno;
-  file_->close();
+  bool closed = fileBuffer_->close() != nullptr;
   const std::string &writtenTo = inPlace_ ? path_ : temporary_;
-  if (!written || file_->fail()) {
+  if (!written || !closed) {
     discard();
     return "cannot write '" + writtenTo + "': " +
            std::strerror(savedErrno ? savedErrno : EIO);

@@ -1,9 +1,9 @@
 //===- OutputFileTest.cpp - Outputs appear whole or not at all -------------===//
 //
 // A plan of hundreds of MB streams through OutputFile: sections written in
-// batches, the header last (a seek back to the start). The committed file
-// must hold exactly the bytes written, and nothing may be left behind when a
-// run fails.
+// batches, the header last (a seek back to the start), the file sent to disk
+// every 16 MiB on the way. The committed file must hold exactly the bytes
+// written, and nothing may be left behind when a run fails.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/driver/OutputFile.h"
@@ -36,11 +36,16 @@ TEST(OutputFileTest, ALargeOutputWithItsHeaderWrittenLastCommitsWhole) {
   std::string error;
   std::optional<OutputFile> out = OutputFile::open(path, unusedStdout, error);
   ASSERT_TRUE(out) << error;
-  // 9 MiB in uneven pieces, each far larger than the stream's buffer.
-  std::string body = pattern(9u << 20);
+  // 40 MiB (past two write-backs) in uneven pieces, each far larger than
+  // the stream's buffer, and a few single bytes.
+  std::string body = pattern(40u << 20);
   std::ostream &stream = out->stream();
   stream.write("HEADER??", 8);
   for (size_t at = 8; at < body.size();) {
+    if (at % 7 == 0) {
+      stream.put(body[at++]);
+      continue;
+    }
     size_t piece = std::min<size_t>(body.size() - at, 1u << 20 | 12345);
     stream.write(body.data() + at, std::streamsize(piece));
     at += piece;

@@ -8,6 +8,8 @@
 // A path that exists and is neither a regular file nor a directory (a device
 // such as /dev/null, a FIFO) is written in place: there is nothing to
 // replace atomically, and a rename would replace the device itself.
+// A temporary starts going to disk as it is written (every 16 MiB), so that
+// the fsync of commit() waits for the last part only.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_DRIVER_OUTPUTFILE_H
@@ -50,7 +52,9 @@ private:
   /// Holds standard output until commit or until it grows too large.
   std::unique_ptr<std::streambuf> spill_;
   std::unique_ptr<std::ostream> spillStream_;
-  std::unique_ptr<std::ofstream> file_;
+  /// The file written (the temporary, or the path in place) and its stream.
+  std::unique_ptr<std::filebuf> fileBuffer_;
+  std::unique_ptr<std::ostream> file_;
   /// Writing `path_` itself (a device or a pipe), not a temporary.
   bool inPlace_ = false;
   bool done_ = false;
