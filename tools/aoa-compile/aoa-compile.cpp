@@ -148,9 +148,9 @@ static cl::opt<bool> timePasses(
 
 static cl::opt<unsigned> threads(
     "threads",
-    cl::desc("Threads that build and write the plan, or count the answers "
-             "of --emit=mappings-count (0 = one per core); the output's "
-             "bytes do not depend on it"),
+    cl::desc("Threads that lower the fused_ffn statements, build and write "
+             "the plan, or count the answers of --emit=mappings-count (0 = "
+             "one per core); the output's bytes do not depend on it"),
     cl::init(0), cl::cat(category));
 
 static cl::opt<bool> verifyPlan(
