@@ -3,8 +3,8 @@
 // aoa-compile and aoa-plan link mimalloc when the build found it
 // (AOA_USE_MIMALLOC, docs/compiler.md). Linking is not the same as running
 // on it: only a library loaded before the C library replaces malloc. So the
-// tools' --version asks the running process, by whether a block malloc just
-// returned lies in mimalloc's heap.
+// tools' --version asks the running process, by whether a block the C
+// allocation functions just returned lies in mimalloc's heap.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_TOOLS_COMMON_TOOLALLOCATOR_H
@@ -23,7 +23,9 @@ namespace aoa {
 /// was linked but does not serve malloc).
 inline std::string toolAllocatorName() {
 #ifdef AOA_WITH_MIMALLOC
-  void *probe = std::malloc(64);
+  // (calloc: mi_is_in_heap_region takes a pointer to const, and GCC warns
+  // of a block malloc left uninitialized.)
+  void *probe = std::calloc(1, 64);
   bool served = mi_is_in_heap_region(probe);
   std::free(probe);
   int version = mi_version(); // major * 100 + minor * 10 + patch
