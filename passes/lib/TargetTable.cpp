@@ -32,22 +32,12 @@ bool TargetTable::insert(const ShardMetadata &metadata, TensorId tensor,
   return true;
 }
 
-TargetBinding *TargetTable::find(std::string_view key) {
-  return const_cast<TargetBinding *>(std::as_const(*this).find(key));
-}
-
 const TargetBinding *TargetTable::find(std::string_view key) const {
   if (destination_)
     if (std::optional<TensorRef> tensor = destination_->find(key))
       return byTensor_[tensor->id()].get();
   auto found = byName_.find(std::string(key));
   return found == byName_.end() ? nullptr : &found->second;
-}
-
-TargetBinding *TargetTable::find(const ShardMetadata &metadata,
-                                 TensorId tensor) {
-  return const_cast<TargetBinding *>(
-      std::as_const(*this).find(metadata, tensor));
 }
 
 const TargetBinding *TargetTable::find(const ShardMetadata &metadata,

@@ -14,7 +14,6 @@
 #include "aoa/ir/SourceManager.h"
 
 #include <cstdint>
-#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -43,12 +42,6 @@ struct ValueName {
 /// `%temp`, a plain key, or a `` `quoted key` `` when it would not lex as a
 /// name.
 std::string printValueName(const ValueName &name);
-
-struct ValueNameHash {
-  size_t operator()(const ValueName &name) const {
-    return std::hash<std::string>()(name.text) ^ (name.temporary ? 0x9e37 : 0);
-  }
-};
 
 enum class OpKind {
   Rename,  ///< `A -> B`

@@ -68,11 +68,9 @@ public:
               TargetBinding binding);
 
   /// The binding of `key`; null when it has none.
-  TargetBinding *find(std::string_view key);
   const TargetBinding *find(std::string_view key) const;
   /// The binding of tensor `tensor` of `metadata` (by its id when
   /// `metadata` is the destination the table was reset with, else by key).
-  TargetBinding *find(const ShardMetadata &metadata, TensorId tensor);
   const TargetBinding *find(const ShardMetadata &metadata,
                             TensorId tensor) const;
 
