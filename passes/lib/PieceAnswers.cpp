@@ -42,10 +42,20 @@ llvm::SmallVector<FlatPiece, 1> storedPieces(ShardRef shard) {
   return pieces;
 }
 
-EntryFacts EntryFacts::of(const MappingEntry &entry) {
-  return EntryFacts{
-      entry.source.box(), entry.target.box(),
-      !splitOptimizerSuffix(entry.target.key).second.empty()};
+const std::vector<std::string> &
+PostprocessLists::intern(const std::vector<std::string> &list) {
+  // Consecutive entries mostly share a list: the last one is tried first.
+  if (last_ && *last_ == list)
+    return *last_;
+  auto known = std::find(lists_.begin(), lists_.end(), list);
+  last_ = known != lists_.end() ? &*known : &lists_.emplace_back(list);
+  return *last_;
+}
+
+EntryFacts EntryFacts::of(const MappingEntry &entry, PostprocessLists &lists) {
+  return EntryFacts{entry.source.box(), entry.target.box(),
+                    !splitOptimizerSuffix(entry.target.key).second.empty(),
+                    entry.target.dtype, &lists.intern(entry.postprocess)};
 }
 
 PieceAnswers::PieceAnswers(CompilationState &state,
@@ -128,8 +138,7 @@ const TargetBinding *PieceAnswers::binding() const {
   return chunk.targets[currentTensor_ - chunk.begin].binding;
 }
 
-PieceAnswers::Status PieceAnswers::next(llvm::ArrayRef<MappingEntry> &entries,
-                                        llvm::ArrayRef<TensorId> &sources,
+PieceAnswers::Status PieceAnswers::next(llvm::ArrayRef<TensorId> &sources,
                                         llvm::ArrayRef<EntryFacts> &facts) {
   const Chunk &chunk = chunks_[current_];
   // Past the chunk's answers (a walk that asks for more pieces than the
@@ -137,8 +146,6 @@ PieceAnswers::Status PieceAnswers::next(llvm::ArrayRef<MappingEntry> &entries,
   if (!ahead_ || nextAnswer_ >= chunk.answers.size())
     return Status::Ask;
   const PieceAnswer &answer = chunk.answers[nextAnswer_++];
-  entries = llvm::ArrayRef<MappingEntry>(chunk.entries)
-                .slice(answer.firstEntry, answer.entryCount);
   sources = llvm::ArrayRef<TensorId>(chunk.sources)
                 .slice(answer.firstEntry, answer.entryCount);
   facts = llvm::ArrayRef<EntryFacts>(chunk.facts)
@@ -150,7 +157,8 @@ void PieceAnswers::answer(Chunk &chunk) {
   chunk.targets.clear();
   chunk.tiles.clear();
   chunk.answers.clear();
-  chunk.usedEntries = 0;
+  chunk.sources.clear();
+  chunk.facts.clear();
   chunk.replicas.clear();
   chunk.newSources.clear();
   const ShardMetadata &destination = *state_.destination.metadata();
@@ -170,30 +178,18 @@ void PieceAnswers::answer(Chunk &chunk) {
         PieceAnswer answer;
         if (finder_.answer(query, binding)) {
           answer.status = Status::Answered;
-          answer.firstEntry = uint32_t(chunk.usedEntries);
+          answer.firstEntry = uint32_t(chunk.facts.size());
+          llvm::ArrayRef<MappingEntry> entries = finder_.entries();
           llvm::ArrayRef<TensorId> sources = finder_.entrySources();
           for (size_t e = 0; e < sources.size(); ++e) {
-            if (chunk.usedEntries == chunk.entries.size()) {
-              chunk.entries.emplace_back();
-              chunk.sources.emplace_back();
-              chunk.facts.emplace_back();
-            }
-            // What binding reads (not the steps as written, which only
-            // the mappings document prints).
-            const MappingEntry &from = finder_.entries()[e];
-            MappingEntry &to = chunk.entries[chunk.usedEntries];
-            to.target = from.target;
-            to.source = from.source;
-            to.postprocess = from.postprocess;
-            to.postprocessAsWritten.clear();
-            chunk.facts[chunk.usedEntries] = EntryFacts::of(from);
-            chunk.sources[chunk.usedEntries++] = sources[e];
+            chunk.facts.push_back(EntryFacts::of(entries[e], postprocessLists_));
+            chunk.sources.push_back(sources[e]);
             if (!groupedSources_[sources[e]]) {
               groupedSources_[sources[e]] = true;
               chunk.newSources.push_back(sources[e]);
             }
           }
-          answer.entryCount = uint32_t(chunk.usedEntries) - answer.firstEntry;
+          answer.entryCount = uint32_t(chunk.facts.size()) - answer.firstEntry;
         } else {
           answer.status =
               finder_.gaveUp() ? Status::Ask : Status::Unanswered;

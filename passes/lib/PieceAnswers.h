@@ -27,7 +27,9 @@
 
 #include <array>
 #include <atomic>
+#include <deque>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace aoa {
@@ -52,16 +54,33 @@ llvm::SmallVector<FlatPiece, 1> storedPieces(ShardRef shard);
 /// check, in ShardSourceChecks.cpp).
 bool shardsTileKey(TensorRef tensor);
 
-/// What binding reads of an answer's entry besides the entry itself, worked
-/// out beside the answer (on the answering thread, with threads) so that
-/// the sequential binding does not build them.
+/// The postprocess lists of answers, each distinct list kept once for the
+/// whole walk (a conversion has a handful), so that an entry's facts point
+/// at its list instead of copying it, and equal lists have one address.
+class PostprocessLists {
+public:
+  const std::vector<std::string> &intern(const std::vector<std::string> &list);
+
+private:
+  std::deque<std::vector<std::string>> lists_; ///< addresses never move
+  const std::vector<std::string> *last_ = nullptr;
+};
+
+/// What binding reads of an answer's entry, worked out beside the answer
+/// (on the answering thread, with threads) so that the sequential binding
+/// neither builds them nor copies the entry. The entry's keys are the
+/// destination tensor's and the stored source tensor's.
 struct EntryFacts {
   Box wanted; ///< the source region (entry.source's box)
   Box target; ///< where it goes (entry.target's box)
   /// The target key is an optimizer state (splitOptimizerSuffix): casts
   /// written for the model weight do not apply to it.
   bool optimizerState = false;
-  static EntryFacts of(const MappingEntry &entry);
+  DType targetType = DType::F32; ///< entry.target.dtype
+  /// entry.postprocess, interned in a PostprocessLists that outlives the
+  /// facts.
+  const std::vector<std::string> *postprocess = nullptr;
+  static EntryFacts of(const MappingEntry &entry, PostprocessLists &lists);
 };
 
 class PieceAnswers {
@@ -90,7 +109,7 @@ public:
   const TargetBinding *binding() const;
 
   enum class Status {
-    Answered,   ///< entries and sources hold the answer (valid until the
+    Answered,   ///< sources and facts hold the answer (valid until the
                 ///< walk leaves the tensor)
     Unanswered, ///< the finder answers nothing and has nothing to report
     Ask,        ///< the caller's finder must answer it
@@ -98,8 +117,7 @@ public:
   /// The answer to the next piece of the current tensor: each piece of each
   /// of its shards in turn, if its use is Resolve. `sources`: the stored
   /// source tensor of each entry; `facts`: each entry's EntryFacts.
-  Status next(llvm::ArrayRef<MappingEntry> &entries,
-              llvm::ArrayRef<TensorId> &sources,
+  Status next(llvm::ArrayRef<TensorId> &sources,
               llvm::ArrayRef<EntryFacts> &facts);
 
   /// The replica groups of source keys that answers of the current chunk
@@ -133,12 +151,8 @@ private:
     /// By tensor - begin: shardsTileKey, for the tensors resolved.
     std::vector<bool> tiles;
     std::vector<PieceAnswer> answers;
-    /// Reused from chunk to chunk, so that the entries' strings and
-    /// vectors keep their memory.
-    std::vector<MappingEntry> entries;
     std::vector<TensorId> sources; ///< of each entry
     std::vector<EntryFacts> facts; ///< of each entry
-    size_t usedEntries = 0;
     /// Source keys first read by this chunk's answers, in order.
     std::vector<TensorId> newSources;
     /// The first of them, grouped (groupReplicas).
@@ -160,6 +174,9 @@ private:
   llvm::ArrayRef<TensorId> tensors_;
   bool ahead_;
   ShardSourceFinder finder_; ///< silent; used by one chunk at a time
+  /// The facts' postprocess lists (added to by one chunk at a time; the
+  /// lists handed out never move).
+  PostprocessLists postprocessLists_;
   /// By source tensor: its replicas were grouped by an earlier chunk
   /// (touched by one chunk's answering at a time, like finder_).
   std::vector<bool> groupedSources_;

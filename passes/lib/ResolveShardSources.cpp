@@ -103,10 +103,9 @@ void ShardSourceResolver::resolveShard(TensorRef tensor,
       destinationIds_, tensor, key, interned(destinationIds_, shard.nameId()), shard, file));
   TensorDesc query;
   for (const FlatPiece &piece : storedPieces(shard)) {
-    llvm::ArrayRef<MappingEntry> entries;
     llvm::ArrayRef<TensorId> sources;
     llvm::ArrayRef<EntryFacts> facts;
-    switch (answers.next(entries, sources, facts)) {
+    switch (answers.next(sources, facts)) {
     case PieceAnswers::Status::Unanswered:
       continue;
     case PieceAnswers::Status::Answered:
@@ -116,16 +115,15 @@ void ShardSourceResolver::resolveShard(TensorRef tensor,
                    tensor.dtype());
       if (!finder_.answer(query, answers.binding()))
         continue;
-      entries = finder_.entries();
       sources = finder_.entrySources();
       askedFacts_.clear();
-      for (const MappingEntry &entry : entries)
-        askedFacts_.push_back(EntryFacts::of(entry));
+      for (const MappingEntry &entry : finder_.entries())
+        askedFacts_.push_back(EntryFacts::of(entry, askedLists_));
       facts = askedFacts_;
       break;
     }
-    for (size_t e = 0; e < entries.size(); ++e)
-      bindEntry(entries[e], facts[e], sources[e], destinationTensor,
+    for (size_t e = 0; e < facts.size(); ++e)
+      bindEntry(facts[e], tensor.key(), sources[e], destinationTensor,
                 shard.rank());
   }
 }
@@ -209,19 +207,33 @@ uint32_t ShardSourceResolver::planSourceTensor(ShardId id) {
 }
 
 std::optional<uint32_t>
-ShardSourceResolver::transformOf(const MappingEntry &entry, bool state,
+ShardSourceResolver::transformOf(const EntryFacts &facts,
+                                 std::string_view targetKey,
                                  size_t sourceRank, DType sourceType) {
+  bool state = facts.optimizerState;
+  auto sameUse = [&](const CachedTransform &c) {
+    return c.sourceRank == sourceRank && c.sourceType == sourceType &&
+           c.targetType == facts.targetType && c.state == state;
+  };
   for (const CachedTransform &c : transformCache_)
-    if (c.sourceRank == sourceRank && c.sourceType == sourceType &&
-        c.targetType == entry.target.dtype && c.state == state &&
-        c.postprocess == entry.postprocess)
+    if (c.list == facts.postprocess && sameUse(c))
       return c.id;
+  // A list seen at another address (the other PostprocessLists): the same
+  // transform, found by its text once for this address.
+  for (const CachedTransform &c : transformCache_)
+    if (sameUse(c) && c.postprocess == *facts.postprocess) {
+      CachedTransform alias = c;
+      alias.list = facts.postprocess;
+      transformCache_.push_back(std::move(alias));
+      return c.id;
+    }
   std::string why;
   std::optional<std::vector<plan::TransformStep>> steps =
-      plan::parseTransformSteps(entry.postprocess, sourceRank, why);
+      plan::parseTransformSteps(*facts.postprocess, sourceRank, why);
   if (!steps) {
     state_.diags.error(SourceLocation{}, "internal: transform of '" +
-                                             entry.target.key + "': " + why);
+                                             std::string(targetKey) + "': " +
+                                             why);
     return std::nullopt;
   }
   // Optimizer states keep their own precision: a cast written for the
@@ -235,16 +247,17 @@ ShardSourceResolver::transformOf(const MappingEntry &entry, bool state,
                                 }),
                  steps->end());
   DType produced = plan::dtypeAfter(*steps, sourceType);
-  if (produced != entry.target.dtype && isFloatingDType(produced) &&
-      isFloatingDType(entry.target.dtype)) {
+  if (produced != facts.targetType && isFloatingDType(produced) &&
+      isFloatingDType(facts.targetType)) {
     plan::TransformStep cast;
     cast.kind = plan::TransformStep::Kind::Cast;
-    cast.dtype = entry.target.dtype;
+    cast.dtype = facts.targetType;
     steps->push_back(cast);
   }
   uint32_t id = state_.transforms.intern(*steps);
-  transformCache_.push_back(CachedTransform{entry.postprocess, sourceRank,
-                                            sourceType, entry.target.dtype,
+  transformCache_.push_back(CachedTransform{facts.postprocess,
+                                            *facts.postprocess, sourceRank,
+                                            sourceType, facts.targetType,
                                             state, id});
   return id;
 }

@@ -21,15 +21,15 @@
 
 namespace aoa {
 
-void ShardSourceResolver::bindEntry(const MappingEntry &entry,
-                                    const EntryFacts &facts,
+void ShardSourceResolver::bindEntry(const EntryFacts &facts,
+                                    std::string_view targetKey,
                                     TensorId sourceTensor,
                                     uint32_t destinationTensor,
                                     uint32_t destinationRank) {
   const ShardMetadata &source = *state_.source.metadata();
   TensorRef tensor = source.tensor(sourceTensor);
-  std::optional<uint32_t> transform = transformOf(
-      entry, facts.optimizerState, tensor.ndim(), tensor.dtype());
+  std::optional<uint32_t> transform =
+      transformOf(facts, targetKey, tensor.ndim(), tensor.dtype());
   if (!transform)
     return;
   const std::vector<plan::TransformStep> *steps =
@@ -57,8 +57,9 @@ void ShardSourceResolver::bindEntry(const MappingEntry &entry,
     if (budget_.allow())
       state_.diags
           .error(SourceLocation{},
-                 "'" + entry.target.key + target.toString() + "' needs " +
-                     entry.source.key + wanted.toString() + ", but " +
+                 "'" + std::string(targetKey) + target.toString() +
+                     "' needs " + std::string(tensor.key()) +
+                     wanted.toString() + ", but " +
                      std::to_string(wanted.volume() - found) +
                      " of its elements are in no stored shard of the source")
           .hint("the source metadata's shards must cover every key whole");
@@ -66,7 +67,7 @@ void ShardSourceResolver::bindEntry(const MappingEntry &entry,
   }
   Permutation p = plan::composedPermutation(*steps, wanted.rank());
   Binding binding{
-      entry,           tensor,    wanted, target, destinationTensor,
+      targetKey,       tensor,     wanted, target, destinationTensor,
       destinationRank, *transform, p};
   if (!plan::keepsBoxes(*steps)) {
     bindReshaped(binding, holding);
@@ -261,8 +262,8 @@ void ShardSourceResolver::bindReshaped(
     if (budget_.allow())
       state_.diags
           .error(SourceLocation{},
-                 "'" + b.entry.target.key + b.target.toString() +
-                     "' comes from " + b.entry.source.key +
+                 "'" + std::string(b.targetKey) + b.target.toString() +
+                     "' comes from " + std::string(b.tensor.key()) +
                      b.wanted.toString() +
                      ", which several stored shards hold, through a "
                      "reshape; splitting a reshaped region is not supported")

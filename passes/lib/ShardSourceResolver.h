@@ -43,7 +43,7 @@ public:
 private:
   /// What bindEntry binds: `wanted` of source key `tensor` fills `target`.
   struct Binding {
-    const MappingEntry &entry;
+    std::string_view targetKey; ///< the destination key
     TensorRef tensor;
     const Box &wanted;
     const Box &target;
@@ -86,9 +86,10 @@ private:
   /// CompilationState::broadcastBytes: every source tensor a destination
   /// rank needs, whole, once per (rank, tensor) of broadcast_.
   void countBroadcastBytes();
-  /// The transform of an entry, parsed once per distinct postprocess list
-  /// (a conversion has a handful); `state`: EntryFacts::optimizerState.
-  std::optional<uint32_t> transformOf(const MappingEntry &entry, bool state,
+  /// The transform of an entry of `targetKey`, parsed once per distinct
+  /// postprocess list (a conversion has a handful) and source and target.
+  std::optional<uint32_t> transformOf(const EntryFacts &facts,
+                                      std::string_view targetKey,
                                       size_t sourceRank, DType sourceType);
 
   // Layout checks (ShardSourceChecks.cpp).
@@ -112,9 +113,10 @@ private:
   void checkDestinationLayout(TensorRef tensor);
 
   // Replicas and transfers (ShardSourceBinding.cpp).
-  /// `sourceTensor`: the stored tensor of entry.source.key; `facts`: the
-  /// entry's boxes and kind (PieceAnswers.h).
-  void bindEntry(const MappingEntry &entry, const EntryFacts &facts,
+  /// Binds an entry of an answer for destination key `targetKey`:
+  /// `facts`, what binding reads of it (PieceAnswers.h); `sourceTensor`,
+  /// the stored tensor of its source key.
+  void bindEntry(const EntryFacts &facts, std::string_view targetKey,
                  TensorId sourceTensor, uint32_t destinationTensor,
                  uint32_t destinationRank);
   /// The elements two boxes of one rank share (intersect() without
@@ -190,6 +192,9 @@ private:
   /// cost more than the sort.
   std::vector<uint64_t> broadcast_;
   struct CachedTransform {
+    /// The interned list it was found for (compared first, by address),
+    /// and its text (lists of another PostprocessLists).
+    const std::vector<std::string> *list;
     std::vector<std::string> postprocess;
     size_t sourceRank;
     DType sourceType;
@@ -198,8 +203,10 @@ private:
     uint32_t id;
   };
   std::vector<CachedTransform> transformCache_;
-  /// The facts of the entries resolveShard asked finder_ for (reused).
+  /// The facts of the entries resolveShard asked finder_ for (reused), and
+  /// their postprocess lists.
   std::vector<EntryFacts> askedFacts_;
+  PostprocessLists askedLists_;
   /// Per segment of many replicas (chooseManyReplicas): its replicas by
   /// rank, and a min-heap of their loads. Loads only grow, so an entry's
   /// load is a lower bound of its replica's; the top is the least loaded
