@@ -43,27 +43,7 @@ public:
       : state_(state), budget_(state.diags) {}
 
   void run() {
-    const plan::Plan &plan = state_.plan;
-    for (size_t i = 0; i < state_.transfers.size(); ++i) {
-      const Transfer &t = state_.transfers[i];
-      const plan::StoredTensor &src = plan.sourceTensors[t.sourceTensor];
-      const plan::StoredTensor &dst = plan.destinationTensors[t.destinationTensor];
-      if (!regionIsStored(src, t.sourceRegion))
-        report("reads " + src.key + t.sourceRegion.toString() + " from '" +
-               plan.sourceFiles[src.file].path + "', which stores only " +
-               src.key + src.box.toString() +
-               (src.flat ? " (flat range)" : ""));
-      if (!regionIsStored(dst, t.destinationRegion))
-        report("writes " + dst.key + t.destinationRegion.toString() +
-               " into '" + plan.destinationFiles[dst.file].path +
-               "', which stores only " + dst.key + dst.box.toString());
-      DType produced =
-          plan::dtypeAfter(state_.transforms.transforms[t.transform], src.dtype);
-      if (produced != dst.dtype)
-        report("'" + dst.key + "' is " + std::string(dtypeName(dst.dtype)) +
-               " but its source '" + src.key + "' arrives as " +
-               std::string(dtypeName(produced)));
-    }
+    checkTransfers();
     checkCoverage();
   }
 
@@ -73,11 +53,63 @@ private:
       state_.diags.error(SourceLocation{}, std::move(message));
   }
 
+  /// Runs `problemsOf(i, problems)` for i in [0, count) on --threads
+  /// threads, a block of indices per task (one check is too small a task),
+  /// and reports the problems in index order, so the messages do not depend
+  /// on the thread count.
+  template <typename ProblemsOf>
+  void checkInBlocks(size_t count, ProblemsOf problemsOf) {
+    constexpr size_t kBlock = 512, kBlocksAtOnce = 64;
+    std::vector<std::vector<std::string>> problems;
+    for (size_t first = 0; first < count; first += kBlock * kBlocksAtOnce) {
+      size_t blocks =
+          std::min(kBlocksAtOnce, (count - first + kBlock - 1) / kBlock);
+      problems.assign(blocks, {});
+      runtime::Status checked = pool_.parallelFor(blocks, [&](size_t b) {
+        size_t begin = first + b * kBlock;
+        size_t end = std::min(count, begin + kBlock);
+        for (size_t i = begin; i < end; ++i)
+          problemsOf(i, problems[b]);
+        return runtime::Status();
+      });
+      (void)checked; // the checks cannot fail
+      for (std::vector<std::string> &found : problems)
+        for (std::string &problem : found)
+          report(std::move(problem));
+    }
+  }
+
+  /// Every transfer reads a stored source region, writes a stored
+  /// destination region and ends in the destination's dtype.
+  void checkTransfers() {
+    const plan::Plan &plan = state_.plan;
+    checkInBlocks(state_.transfers.size(), [&](size_t i,
+                                               std::vector<std::string> &found) {
+      const Transfer &t = state_.transfers[i];
+      const plan::StoredTensor &src = plan.sourceTensors[t.sourceTensor];
+      const plan::StoredTensor &dst = plan.destinationTensors[t.destinationTensor];
+      if (!regionIsStored(src, t.sourceRegion))
+        found.push_back("reads " + src.key + t.sourceRegion.toString() +
+                        " from '" + plan.sourceFiles[src.file].path +
+                        "', which stores only " + src.key +
+                        src.box.toString() + (src.flat ? " (flat range)" : ""));
+      if (!regionIsStored(dst, t.destinationRegion))
+        found.push_back("writes " + dst.key + t.destinationRegion.toString() +
+                        " into '" + plan.destinationFiles[dst.file].path +
+                        "', which stores only " + dst.key + dst.box.toString());
+      DType produced =
+          plan::dtypeAfter(state_.transforms.transforms[t.transform], src.dtype);
+      if (produced != dst.dtype)
+        found.push_back("'" + dst.key + "' is " +
+                        std::string(dtypeName(dst.dtype)) + " but its source '" +
+                        src.key + "' arrives as " +
+                        std::string(dtypeName(produced)));
+    });
+  }
+
   /// Every destination tensor's written regions must not overlap and must
   /// add up to the stored tensor. The transfers are grouped by tensor in one
-  /// array (a counting sort), the tensors checked on --threads threads in
-  /// chunks, and each chunk's problems reported in tensor order, so the
-  /// messages do not depend on the thread count.
+  /// array (a counting sort), and the tensors checked in chunks.
   void checkCoverage() {
     const std::vector<Transfer> &transfers = state_.transfers;
     size_t tensors = state_.plan.destinationTensors.size();
@@ -91,24 +123,13 @@ private:
     for (size_t i = 0; i < transfers.size(); ++i)
       order[next[transfers[i].destinationTensor]++] = i;
 
-    constexpr size_t kChunk = 8192;
-    runtime::ThreadPool pool(state_.threads);
-    std::vector<std::string> problems;
-    for (size_t first = 0; first < tensors; first += kChunk) {
-      size_t count = std::min(kChunk, tensors - first);
-      problems.assign(count, std::string());
-      runtime::Status checked = pool.parallelFor(count, [&](size_t k) {
-        size_t d = first + k;
-        problems[k] = coverageProblem(
-            d, llvm::ArrayRef<size_t>(order).slice(start[d],
-                                                     start[d + 1] - start[d]));
-        return runtime::Status();
-      });
-      (void)checked; // coverageProblem cannot fail
-      for (std::string &problem : problems)
-        if (!problem.empty())
-          report(std::move(problem));
-    }
+    checkInBlocks(tensors, [&](size_t d, std::vector<std::string> &found) {
+      std::string problem = coverageProblem(
+          d, llvm::ArrayRef<size_t>(order).slice(start[d],
+                                                   start[d + 1] - start[d]));
+      if (!problem.empty())
+        found.push_back(std::move(problem));
+    });
   }
 
   /// What is wrong with destination tensor `d`'s `writes` (transfer
@@ -139,6 +160,7 @@ private:
 
   CompilationState &state_;
   ErrorBudget budget_;
+  runtime::ThreadPool pool_{state_.threads};
 };
 
 class VerifyPass : public Pass {

@@ -3,8 +3,10 @@
 // The verify pass checks the transfers resolve-shard-sources made: every
 // element of every destination tensor written exactly once. Resolved
 // conversions never fail it, so these transfers are made by hand, damaged
-// in three of 10,000 tensors (more than one of the pass's chunks of 8,192),
-// and the pass must name each, in tensor order, whatever the thread count.
+// in six of 40,000 tensors (80,000 transfers: more than one of the pass's
+// batches of 32,768 checks on each side), and the pass must name each, the
+// transfers' problems in transfer order, then the tensors' in tensor order,
+// whatever the thread count.
 //
 //===----------------------------------------------------------------------===//
 #include "CapturedDiagnostics.h"
@@ -18,7 +20,7 @@ using namespace aoa;
 
 namespace {
 
-constexpr uint32_t kTensors = 10000;
+constexpr uint32_t kTensors = 40000;
 
 /// Tensor t (float32 [2, 4]) gets two row transfers from the source; tensor
 /// `gap` loses its second, tensor `twice` gets its first row twice.
@@ -57,6 +59,12 @@ std::vector<std::string> verify(unsigned threads) {
   plan::StoredTensor &fifth = state.plan.destinationTensors[5000];
   fifth.globalShape = {3, 4}; // stores a third row nothing writes
   fifth.box = Box({0, 0}, {3, 4});
+  // Tensor 100's second transfer (index 200: tensor 3 has one) reads past
+  // the source's rows; tensor 35000 is float16, which the float32 source
+  // does not become; tensor 36000's second transfer writes below its box.
+  state.transfers[200].sourceRegion = Box({1, 0}, {2, 4});
+  state.plan.destinationTensors[35000].dtype = DType::F16;
+  state.transfers[72000].destinationRegion = Box({2, 0}, {1, 4});
   createVerifyPass()->run(state);
   std::vector<std::string> messages;
   for (size_t i = 0; i < captured.diagnostics.size(); ++i)
@@ -66,6 +74,11 @@ std::vector<std::string> verify(unsigned threads) {
 
 TEST(VerifyTransfersTest, NamesEachDamagedTensorInOrderOnAnyThreadCount) {
   std::vector<std::string> expected = {
+      "reads w[1:3, 0:4] from 's.safetensors', which stores only w[0:2, 0:4]",
+      "'t35000' is float16 but its source 'w' arrives as float32",
+      "'t35000' is float16 but its source 'w' arrives as float32",
+      "writes t36000[2:3, 0:4] into 'd.safetensors', which stores only "
+      "t36000[0:2, 0:4]",
       "t3[0:2, 0:4] in 'd.safetensors': 4 of its 8 elements have no source",
       "t5000[0:3, 0:4] in 'd.safetensors': 4 of its 12 elements have no "
       "source",
