@@ -94,6 +94,7 @@ void countInParallel(CompilationState &state, ShardSourceFinder &finder) {
   runtime::ThreadPool pool(state.threads);
   (void)pool.parallelFor(counts.size(), [&](size_t task) {
     ShardSourceFinder silent(state, ShardSourceFinder::Silent{});
+    silent.setDetail(ShardSourceFinder::Detail::Count);
     TaskCount &count = counts[task];
     TensorDesc query;
     std::vector<ShardId> order;
@@ -105,7 +106,7 @@ void countInParallel(CompilationState &state, ShardSourceFinder &finder) {
         assignShardQuery(query, tensor, metadata.shard(shard));
         ++count.queries;
         if (silent.answer(query, binding))
-          count.entries += silent.entries().size();
+          count.entries += silent.entryCount();
         else if (silent.gaveUp())
           count.givenUp.push_back(shard);
       }
@@ -121,7 +122,7 @@ void countInParallel(CompilationState &state, ShardSourceFinder &finder) {
       TensorRef tensor = metadata.tensor(s.tensorId());
       assignShardQuery(query, tensor, s);
       if (finder.answer(query, targetOf(state, tensor)))
-        state.answeredEntries += finder.entries().size();
+        state.answeredEntries += finder.entryCount();
     }
   }
 }
@@ -136,12 +137,15 @@ public:
   bool run(CompilationState &state) override {
     state.answeredQueries = state.answeredEntries = 0;
     ShardSourceFinder finder(state);
+    // A count keeps nothing of the entries.
+    if (!state.mappingSink)
+      finder.setDetail(ShardSourceFinder::Detail::Count);
     auto answer = [&](const TensorDesc &query,
                       const TargetBinding *binding) {
       ++state.answeredQueries;
       if (!finder.answer(query, binding))
         return;
-      state.answeredEntries += finder.entries().size();
+      state.answeredEntries += finder.entryCount();
       if (state.mappingSink)
         state.mappingSink(query, finder.entries());
     };

@@ -42,26 +42,11 @@ llvm::SmallVector<FlatPiece, 1> storedPieces(ShardRef shard) {
   return pieces;
 }
 
-const std::vector<std::string> &
-PostprocessLists::intern(const std::vector<std::string> &list) {
-  // Consecutive entries mostly share a list: the last one is tried first.
-  if (last_ && *last_ == list)
-    return *last_;
-  auto known = std::find(lists_.begin(), lists_.end(), list);
-  last_ = known != lists_.end() ? &*known : &lists_.emplace_back(list);
-  return *last_;
-}
-
-EntryFacts EntryFacts::of(const MappingEntry &entry, PostprocessLists &lists) {
-  return EntryFacts{entry.source.box(), entry.target.box(),
-                    !splitOptimizerSuffix(entry.target.key).second.empty(),
-                    entry.target.dtype, &lists.intern(entry.postprocess)};
-}
-
 PieceAnswers::PieceAnswers(CompilationState &state,
                            llvm::ArrayRef<TensorId> tensors, bool ahead)
     : state_(state), tensors_(tensors), ahead_(ahead),
       finder_(state, ShardSourceFinder::Silent{}) {
+  finder_.setDetail(ShardSourceFinder::Detail::Facts);
   if (!ahead_)
     return;
   answering_.emplace();
@@ -179,10 +164,10 @@ void PieceAnswers::answer(Chunk &chunk) {
         if (finder_.answer(query, binding)) {
           answer.status = Status::Answered;
           answer.firstEntry = uint32_t(chunk.facts.size());
-          llvm::ArrayRef<MappingEntry> entries = finder_.entries();
+          llvm::ArrayRef<EntryFacts> facts = finder_.facts();
           llvm::ArrayRef<TensorId> sources = finder_.entrySources();
           for (size_t e = 0; e < sources.size(); ++e) {
-            chunk.facts.push_back(EntryFacts::of(entries[e], postprocessLists_));
+            chunk.facts.push_back(facts[e]);
             chunk.sources.push_back(sources[e]);
             if (!groupedSources_[sources[e]]) {
               groupedSources_[sources[e]] = true;

@@ -16,6 +16,7 @@
 #ifndef AOA_PASSES_LIB_PIECEANSWERS_H
 #define AOA_PASSES_LIB_PIECEANSWERS_H
 
+#include "EntryFacts.h"
 #include "IndexedReplicaGroups.h"
 #include "ShardSourceFinder.h"
 #include "aoa/ir/FlatRange.h"
@@ -27,9 +28,7 @@
 
 #include <array>
 #include <atomic>
-#include <deque>
 #include <optional>
-#include <string>
 #include <vector>
 
 namespace aoa {
@@ -53,35 +52,6 @@ llvm::SmallVector<FlatPiece, 1> storedPieces(ShardRef shard);
 /// destination layout check, which reports nothing (defined beside that
 /// check, in ShardSourceChecks.cpp).
 bool shardsTileKey(TensorRef tensor);
-
-/// The postprocess lists of answers, each distinct list kept once for the
-/// whole walk (a conversion has a handful), so that an entry's facts point
-/// at its list instead of copying it, and equal lists have one address.
-class PostprocessLists {
-public:
-  const std::vector<std::string> &intern(const std::vector<std::string> &list);
-
-private:
-  std::deque<std::vector<std::string>> lists_; ///< addresses never move
-  const std::vector<std::string> *last_ = nullptr;
-};
-
-/// What binding reads of an answer's entry, worked out beside the answer
-/// (on the answering thread, with threads) so that the sequential binding
-/// neither builds them nor copies the entry. The entry's keys are the
-/// destination tensor's and the stored source tensor's.
-struct EntryFacts {
-  Box wanted; ///< the source region (entry.source's box)
-  Box target; ///< where it goes (entry.target's box)
-  /// The target key is an optimizer state (splitOptimizerSuffix): casts
-  /// written for the model weight do not apply to it.
-  bool optimizerState = false;
-  DType targetType = DType::F32; ///< entry.target.dtype
-  /// entry.postprocess, interned in a PostprocessLists that outlives the
-  /// facts.
-  const std::vector<std::string> *postprocess = nullptr;
-  static EntryFacts of(const MappingEntry &entry, PostprocessLists &lists);
-};
 
 class PieceAnswers {
 public:
@@ -173,10 +143,9 @@ private:
   CompilationState &state_;
   llvm::ArrayRef<TensorId> tensors_;
   bool ahead_;
-  ShardSourceFinder finder_; ///< silent; used by one chunk at a time
-  /// The facts' postprocess lists (added to by one chunk at a time; the
-  /// lists handed out never move).
-  PostprocessLists postprocessLists_;
+  /// Silent, recording EntryFacts (whose postprocess lists it keeps); used
+  /// by one chunk at a time.
+  ShardSourceFinder finder_;
   /// By source tensor: its replicas were grouped by an earlier chunk
   /// (touched by one chunk's answering at a time, like finder_).
   std::vector<bool> groupedSources_;

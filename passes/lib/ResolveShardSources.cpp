@@ -116,10 +116,7 @@ void ShardSourceResolver::resolveShard(TensorRef tensor,
       if (!finder_.answer(query, answers.binding()))
         continue;
       sources = finder_.entrySources();
-      askedFacts_.clear();
-      for (const MappingEntry &entry : finder_.entries())
-        askedFacts_.push_back(EntryFacts::of(entry, askedLists_));
-      facts = askedFacts_;
+      facts = finder_.facts();
       break;
     }
     for (size_t e = 0; e < facts.size(); ++e)

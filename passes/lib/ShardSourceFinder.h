@@ -12,6 +12,7 @@
 #ifndef AOA_PASSES_LIB_SHARDSOURCEFINDER_H
 #define AOA_PASSES_LIB_SHARDSOURCEFINDER_H
 
+#include "EntryFacts.h"
 #include "ErrorBudget.h"
 #include "aoa/ir/OptimizerState.h"
 #include "aoa/passes/CompilationState.h"
@@ -53,9 +54,28 @@ public:
   bool answer(const TensorDesc &query, const TargetBinding *binding) {
     return answerQuery(query, binding);
   }
-  /// The entries of the last successful answer; valid until the next call.
+  /// What an answer keeps of each entry.
+  enum class Detail {
+    Mapping, ///< the MappingEntry (entries()), as the mappings document
+    Facts,   ///< what binding reads (facts()); no key or shape is copied
+    Count,   ///< their number and sources only
+  };
+  void setDetail(Detail detail) { detail_ = detail; }
+  /// The number of entries of the last successful answer.
+  size_t entryCount() const { return used_; }
+  /// The entries of the last successful answer (Detail::Mapping); valid
+  /// until the next call.
   llvm::ArrayRef<MappingEntry> entries() const {
-    return llvm::ArrayRef<MappingEntry>(entries_).take_front(used_);
+    return detail_ == Detail::Mapping
+               ? llvm::ArrayRef<MappingEntry>(entries_).take_front(used_)
+               : llvm::ArrayRef<MappingEntry>();
+  }
+  /// Their facts (Detail::Facts), whose postprocess lists live as long as
+  /// the finder.
+  llvm::ArrayRef<EntryFacts> facts() const {
+    return detail_ == Detail::Facts
+               ? llvm::ArrayRef<EntryFacts>(facts_).take_front(used_)
+               : llvm::ArrayRef<EntryFacts>();
   }
   /// The stored source tensor of each of entries() (found while answering:
   /// a caller need not look its key up again).
@@ -75,17 +95,47 @@ private:
     return silent_;
   }
 
-  /// The next entry of the answer being built; entries are reused across
-  /// answers so that their strings and vectors keep their memory.
-  MappingEntry &nextEntry(TensorId source) {
-    if (used_ == entries_.size()) {
-      entries_.emplace_back();
+  /// Records the next entry of the answer being built, to the finder's
+  /// Detail: `region` of `query` comes from `sourceRegion` of stored source
+  /// tensor `stored` (key `sourceKey`) through `transform` (null: none).
+  /// Entries are reused across answers, so that their strings and vectors
+  /// keep their memory.
+  void addEntry(const TensorDesc &query, const Box &region,
+                const std::string &sourceKey, TensorRef stored,
+                const Box &sourceRegion,
+                const std::shared_ptr<const Transform> &transform) {
+    if (used_ == entrySources_.size())
       entrySources_.emplace_back();
+    entrySources_[used_] = stored.id();
+    size_t at = used_++;
+    if (detail_ == Detail::Facts) {
+      if (at == facts_.size())
+        facts_.emplace_back();
+      EntryFacts &facts = facts_[at];
+      facts.wanted = sourceRegion;
+      facts.target = region;
+      facts.optimizerState = !splitOptimizerSuffix(query.key).second.empty();
+      facts.targetType = query.dtype;
+      facts.postprocess = transform ? &postprocessLists_.intern(transform)
+                                    : &postprocessLists_.intern(std::vector<std::string>());
+      return;
     }
-    entrySources_[used_] = source;
-    return entries_[used_++];
+    if (detail_ != Detail::Mapping)
+      return;
+    if (at == entries_.size())
+      entries_.emplace_back();
+    MappingEntry &entry = entries_[at];
+    entry.target.assign(query.key, region, query.globalShape, query.dtype);
+    entry.source.assign(sourceKey, sourceRegion, stored.globalShape(),
+                        stored.dtype());
+    if (transform) {
+      entry.postprocess = transform->postprocess;
+      entry.postprocessAsWritten = transform->postprocessAsWritten;
+    } else {
+      entry.postprocess.clear();
+      entry.postprocessAsWritten.clear();
+    }
   }
-
 
   /// A diagnostic at the statement that wrote the target's view.
   InFlightDiagnostic reportAtBinding(const TargetBinding &binding,
@@ -217,12 +267,7 @@ private:
                     spellCast(state_, query.dtype, produced) + "`");
         return false;
       }
-      MappingEntry &entry = nextEntry(stored->id());
-      entry.target.assign(query.key, region, query.globalShape, query.dtype);
-      entry.source.assign(sourceKey, *source, stored->globalShape(),
-                          sourceType);
-      entry.postprocess = piece.transform->postprocess;
-      entry.postprocessAsWritten = piece.transform->postprocessAsWritten;
+      addEntry(query, region, sourceKey, *stored, *source, piece.transform);
       covered += region.volume();
     }
     if (covered != box.volume()) {
@@ -282,12 +327,7 @@ private:
                             formatShape(whole.shape()));
         return false;
       }
-      MappingEntry &entry = nextEntry(stored->id());
-      entry.target = query;
-      entry.source.assign(sourceKey, whole, stored->globalShape(),
-                          stored->dtype());
-      entry.postprocess.clear();
-      entry.postprocessAsWritten.clear();
+      addEntry(query, query.box(), sourceKey, *stored, whole, nullptr);
       return true;
     }
     if (giveUpSilently())
@@ -311,7 +351,10 @@ private:
   ErrorBudget budget_;
   size_t queryIndex_ = 0;
   std::set<std::string> reportedMissing_, reportedDType_;
+  Detail detail_ = Detail::Mapping;
   std::vector<MappingEntry> entries_;
+  std::vector<EntryFacts> facts_;
+  PostprocessLists postprocessLists_;
   std::vector<TensorId> entrySources_;
   size_t used_ = 0;
   std::string sourceKey_;

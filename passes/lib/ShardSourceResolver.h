@@ -36,7 +36,9 @@ namespace aoa {
 class ShardSourceResolver {
 public:
   explicit ShardSourceResolver(CompilationState &state)
-      : state_(state), finder_(state), budget_(state.diags) {}
+      : state_(state), finder_(state), budget_(state.diags) {
+    finder_.setDetail(ShardSourceFinder::Detail::Facts);
+  }
 
   void run();
 
@@ -193,7 +195,7 @@ private:
   std::vector<uint64_t> broadcast_;
   struct CachedTransform {
     /// The interned list it was found for (compared first, by address),
-    /// and its text (lists of another PostprocessLists).
+    /// and its text (the lists of the other finder).
     const std::vector<std::string> *list;
     std::vector<std::string> postprocess;
     size_t sourceRank;
@@ -203,10 +205,6 @@ private:
     uint32_t id;
   };
   std::vector<CachedTransform> transformCache_;
-  /// The facts of the entries resolveShard asked finder_ for (reused), and
-  /// their postprocess lists.
-  std::vector<EntryFacts> askedFacts_;
-  PostprocessLists askedLists_;
   /// Per segment of many replicas (chooseManyReplicas): its replicas by
   /// rank, and a min-heap of their loads. Loads only grow, so an entry's
   /// load is a lower bound of its replica's; the top is the least loaded
