@@ -215,7 +215,7 @@ ShardSourceResolver::transformOf(const EntryFacts &facts,
   for (const CachedTransform &c : transformCache_)
     if (c.list == facts.postprocess && sameUse(c))
       return c.id;
-  // A list seen at another address (the other PostprocessLists): the same
+  // A list seen at another address (the other finder's lists): the same
   // transform, found by its text once for this address.
   for (const CachedTransform &c : transformCache_)
     if (sameUse(c) && c.postprocess == *facts.postprocess) {

@@ -77,8 +77,8 @@ public:
                ? llvm::ArrayRef<EntryFacts>(facts_).take_front(used_)
                : llvm::ArrayRef<EntryFacts>();
   }
-  /// The stored source tensor of each of entries() (found while answering:
-  /// a caller need not look its key up again).
+  /// The stored source tensor of each entry (found while answering: a
+  /// caller need not look its key up again).
   llvm::ArrayRef<TensorId> entrySources() const {
     return llvm::ArrayRef<TensorId>(entrySources_).take_front(used_);
   }
@@ -117,7 +117,7 @@ private:
       facts.optimizerState = !splitOptimizerSuffix(query.key).second.empty();
       facts.targetType = query.dtype;
       facts.postprocess = transform ? &postprocessLists_.intern(transform)
-                                    : &postprocessLists_.intern(std::vector<std::string>());
+                                    : &postprocessLists_.intern(kNoSteps);
       return;
     }
     if (detail_ != Detail::Mapping)
@@ -351,6 +351,7 @@ private:
   ErrorBudget budget_;
   size_t queryIndex_ = 0;
   std::set<std::string> reportedMissing_, reportedDType_;
+  inline static const std::vector<std::string> kNoSteps;
   Detail detail_ = Detail::Mapping;
   std::vector<MappingEntry> entries_;
   std::vector<EntryFacts> facts_;
