@@ -140,6 +140,17 @@ struct Layouts {
   std::vector<std::string> otherFiles;
   /// What the plan was compiled from, for the binary plan's header.
   binplan::PlanOrigin origin;
+  /// With threads, the source layout's hash, worked out beside the passes
+  /// (takeSourceLayoutHash). Declared last: destroyed first, so a compile
+  /// that stops early waits for it before the source goes.
+  std::future<uint64_t> sourceLayoutHash;
+
+  /// Moves the hash worked out beside the passes into `origin`; before the
+  /// source is released.
+  void takeSourceLayoutHash() {
+    if (sourceLayoutHash.valid())
+      origin.sourceLayoutHash = sourceLayoutHash.get();
+  }
 };
 
 PipelineStage stageFor(EmitKind emit) {
@@ -212,7 +223,14 @@ bool loadLayouts(const CompileOptions &options, const ConfigFile &config,
     writeShardMetadata(*layouts.source, *options.sourceMetadataOutput);
   if (!layouts.source)
     return false;
-  if (hashLayouts)
+  // With threads, the source's hash is worked out while the passes run
+  // (the second core is idle during the front-end passes).
+  if (hashLayouts && options.threads > 1)
+    layouts.sourceLayoutHash =
+        std::async(std::launch::async, [&source = *layouts.source] {
+          return binplan::layoutHash(source);
+        });
+  else if (hashLayouts)
     layouts.origin.sourceLayoutHash = binplan::layoutHash(*layouts.source);
   layouts.destinationName = options.destinationMetadataPath;
   if (preload && preload->take(layouts))
@@ -317,6 +335,7 @@ bool checkPrintAfter(const CompileOptions &options, DiagnosticEngine &diags) {
 bool emitPlan(const CompileOptions &options, CompilationState &state,
               Layouts &layouts, DiagnosticEngine &diags, std::ostream &text,
               std::ostream &err, TimeReport *timeReport) {
+  layouts.takeSourceLayoutHash();
   if (options.toHuggingFace)
     state.plan.destinationFormat = plan::DestinationFormat::HuggingFace;
   state.plan.copiedFiles = std::move(layouts.otherFiles);
@@ -476,6 +495,7 @@ bool runPasses(const CompileOptions &options, Program program,
       if (std::string_view(pass.name()) != "resolve-shard-sources")
         return;
       ScopedTimeStep timer(timeReport, "[release-front-end]");
+      layouts.takeSourceLayoutHash();
       state.source = KeySpace();
       state.destination = KeySpace();
       state.derivedDestination.reset();
