@@ -51,10 +51,11 @@ PieceAnswers::PieceAnswers(CompilationState &state,
     return;
   answering_.emplace();
   groupedSources_.assign(state_.source.metadata()->tensorCount(), false);
-  // The first chunk here, the second beside the pass's work on the first.
-  chunks_[0].end = chunkEnd(0);
-  answer(chunks_[0]);
-  startAfter(chunks_[0].end, chunks_[1]);
+  // Every chunk is answered on the answering thread, the first beside the
+  // pass's checks before its walk: the walk starts on an empty chunk, and
+  // its first tensor waits for the first chunk.
+  current_ = 1;
+  startAfter(0, chunks_[0]);
 }
 
 PieceAnswers::Target PieceAnswers::findTarget(TensorId tensor) {

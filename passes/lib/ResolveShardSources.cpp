@@ -34,6 +34,10 @@ void ShardSourceResolver::run() {
   state_.plan = plan::Plan();
   state_.broadcastBytes = 0;
   const ShardMetadata &destination = *state_.destination.metadata();
+  // With threads, the pieces are answered ahead on a second thread (the
+  // first chunk of them beside the checks of the layouts below).
+  llvm::ArrayRef<TensorId> order = destination.tensorIdsByKey();
+  PieceAnswers answers(state_, order, state_.threads > 1);
   uint32_t ranks = 0;
   for (uint32_t id = 0; id < destination.shardCount(); ++id)
     ranks = std::max(ranks, destination.shard(id).rank() + 1);
@@ -58,9 +62,6 @@ void ShardSourceResolver::run() {
   destinationIds_.reset(destination);
   fileReadBytes_.assign(source.files().size(), 0);
 
-  // With threads, the pieces are answered ahead on a second thread.
-  llvm::ArrayRef<TensorId> order = destination.tensorIdsByKey();
-  PieceAnswers answers(state_, order, state_.threads > 1);
   for (size_t i = 0; i < order.size(); ++i) {
     TensorRef tensor = destination.tensor(order[i]);
     TargetUse use = answers.beginTensor(i);
