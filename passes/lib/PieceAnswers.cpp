@@ -110,6 +110,17 @@ TargetUse PieceAnswers::beginTensor(size_t index) {
   return targetUse(binding());
 }
 
+std::optional<std::optional<uint32_t>>
+PieceAnswers::keyInSourceStrings() const {
+  if (!ahead_)
+    return std::nullopt;
+  const Chunk &chunk = chunks_[current_];
+  uint32_t id = chunk.keyInSource[currentTensor_ - chunk.begin];
+  if (id == kNotLookedUp)
+    return std::nullopt;
+  return id == kNotInSource ? std::optional<uint32_t>() : id;
+}
+
 bool PieceAnswers::tilesKey() const {
   if (!ahead_)
     return false;
@@ -142,12 +153,14 @@ PieceAnswers::Status PieceAnswers::next(llvm::ArrayRef<TensorId> &sources,
 void PieceAnswers::answer(Chunk &chunk) {
   chunk.targets.clear();
   chunk.tiles.clear();
+  chunk.keyInSource.clear();
   chunk.answers.clear();
   chunk.sources.clear();
   chunk.facts.clear();
   chunk.replicas.clear();
   chunk.newSources.clear();
   const ShardMetadata &destination = *state_.destination.metadata();
+  const ShardMetadata &source = *state_.source.metadata();
   TensorDesc query;
   for (size_t i = chunk.begin; i < chunk.end; ++i) {
     TensorRef tensor = destination.tensor(tensors_[i]);
@@ -155,8 +168,14 @@ void PieceAnswers::answer(Chunk &chunk) {
     const TargetBinding *binding = chunk.targets.back().binding;
     bool resolved = targetUse(binding) == TargetUse::Resolve;
     chunk.tiles.push_back(resolved && shardsTileKey(tensor));
-    if (!resolved)
+    if (!resolved) {
+      chunk.keyInSource.push_back(kNotLookedUp);
       continue;
+    }
+    // The pass shares the key's string with the source's (a read of the
+    // source's string pool).
+    chunk.keyInSource.push_back(
+        source.strings().find(tensor.key()).value_or(kNotInSource));
     for (ShardRef shard : tensor.shards())
       for (const FlatPiece &piece : storedPieces(shard)) {
         query.assign(tensor.key(), piece.box, tensor.globalShape(),

@@ -73,6 +73,11 @@ public:
   /// The tensor being walked was checked ahead and its shards tile its key
   /// (shardsTileKey); false when not checked ahead.
   bool tilesKey() const;
+  /// The id of the walked tensor's key among the source metadata's strings
+  /// (ShardMetadata::strings()), looked up ahead: nullopt when the source
+  /// has no such string, or nothing when not looked up (not ahead, or the
+  /// tensor is not resolved).
+  std::optional<std::optional<uint32_t>> keyInSourceStrings() const;
   /// The target of the tensor being walked (null: none). The walk reads
   /// targets only through this: Dataflow::targets changes beside it. Ask
   /// answers with ShardSourceFinder::answer(query, binding()).
@@ -98,6 +103,8 @@ public:
   }
 
 private:
+  static constexpr uint32_t kNotLookedUp = UINT32_MAX;
+  static constexpr uint32_t kNotInSource = UINT32_MAX - 1;
   /// A tensor's entry in Dataflow::targets; binding is null when it has
   /// none.
   struct Target {
@@ -120,6 +127,9 @@ private:
     std::vector<Target> targets;
     /// By tensor - begin: shardsTileKey, for the tensors resolved.
     std::vector<bool> tiles;
+    /// By tensor - begin: keyInSourceStrings, for the tensors resolved
+    /// (kNotLookedUp otherwise, kNotInSource for none).
+    std::vector<uint32_t> keyInSource;
     std::vector<PieceAnswer> answers;
     std::vector<TensorId> sources; ///< of each entry
     std::vector<EntryFacts> facts; ///< of each entry

@@ -74,7 +74,8 @@ void ShardSourceResolver::run() {
     }
     if (!answers.tilesKey()) // else checked ahead, with nothing to report
       checkDestinationLayout(tensor);
-    SharedString key = interned(destinationIds_, tensor.keyId());
+    SharedString key =
+        interned(destinationIds_, tensor.keyId(), answers.keyInSourceStrings());
     for (ShardRef shard : tensor.shards())
       resolveShard(tensor, key, shard, answers);
   }
@@ -144,18 +145,22 @@ uint32_t ShardSourceResolver::planFile(std::vector<plan::File> &files,
   return id;
 }
 
-const SharedString &ShardSourceResolver::interned(MetadataIds &ids,
-                                                  uint32_t stringId) {
+const SharedString &ShardSourceResolver::interned(
+    MetadataIds &ids, uint32_t stringId,
+    std::optional<std::optional<uint32_t>> otherIdAhead) {
   SharedString &string = ids.strings[stringId];
   if (!string.empty()) // (empty strings are made again: harmless)
     return string;
   // A text the other side stores too (a key the conversion keeps) gets one
-  // string for both: found in the other metadata's own string table, and
-  // kept in both caches. No map of our own: a pool of every key cost 0.2 s.
+  // string for both: found in the other metadata's own string table (or
+  // ahead, by the caller), and kept in both caches. No map of our own: a
+  // pool of every key cost 0.2 s.
   std::string_view text = ids.metadata->strings().get(stringId);
   MetadataIds &other = &ids == &sourceIds_ ? destinationIds_ : sourceIds_;
   if (other.metadata)
-    if (std::optional<uint32_t> otherId = other.metadata->strings().find(text)) {
+    if (std::optional<uint32_t> otherId =
+            otherIdAhead ? *otherIdAhead
+                         : other.metadata->strings().find(text)) {
       SharedString &shared = other.strings[*otherId];
       if (shared.empty())
         shared = SharedString(text);

@@ -76,8 +76,12 @@ private:
   uint32_t planFile(std::vector<plan::File> &files, MetadataIds &ids,
                     ShardRef shard);
   /// String `stringId` of ids.metadata; one SharedString per distinct
-  /// text of both sides (a key both store is shared).
-  const SharedString &interned(MetadataIds &ids, uint32_t stringId);
+  /// text of both sides (a key both store is shared). `otherIdAhead`: the
+  /// text's id in the other side's strings if the caller found it already
+  /// (nullopt inside: the other side has no such text).
+  const SharedString &
+  interned(MetadataIds &ids, uint32_t stringId,
+           std::optional<std::optional<uint32_t>> otherIdAhead = {});
   /// The global shape of ids.metadata's `tensor`, one for all its shards.
   const SharedShape &sharedShape(MetadataIds &ids, TensorRef tensor);
   plan::StoredTensor storedTensor(MetadataIds &ids, TensorRef tensor,
