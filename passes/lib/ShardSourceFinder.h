@@ -114,7 +114,7 @@ private:
       EntryFacts &facts = facts_[at];
       facts.wanted = sourceRegion;
       facts.target = region;
-      facts.optimizerState = !splitOptimizerSuffix(query.key).second.empty();
+      facts.optimizerState = queryIsState_;
       facts.targetType = query.dtype;
       facts.postprocess = transform ? &postprocessLists_.intern(transform)
                                     : &postprocessLists_.intern(kNoSteps);
@@ -196,6 +196,9 @@ private:
     const TargetBinding &binding = *target;
     used_ = 0;
     gaveUp_ = false;
+    // Facts say whether the target is an optimizer state: once per query.
+    if (detail_ == Detail::Facts)
+      queryIsState_ = !splitOptimizerSuffix(query.key).second.empty();
     if (binding.kind == TargetBinding::Kind::Added)
       return true;
     if (isBetaPowSuffix(binding.suffix))
@@ -358,6 +361,9 @@ private:
   PostprocessLists postprocessLists_;
   std::vector<TensorId> entrySources_;
   size_t used_ = 0;
+  /// The target of the query being answered is an optimizer state
+  /// (Detail::Facts).
+  bool queryIsState_ = false;
   std::string sourceKey_;
   bool silent_ = false;
   bool gaveUp_ = false;

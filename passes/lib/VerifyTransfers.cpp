@@ -109,7 +109,7 @@ private:
 
   /// Every destination tensor's written regions must not overlap and must
   /// add up to the stored tensor. The transfers are grouped by tensor in one
-  /// array (a counting sort), and the tensors checked in chunks.
+  /// array (a counting sort), and the tensors checked in blocks.
   void checkCoverage() {
     const std::vector<Transfer> &transfers = state_.transfers;
     size_t tensors = state_.plan.destinationTensors.size();
