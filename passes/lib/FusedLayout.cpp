@@ -97,8 +97,12 @@ std::optional<int64_t> FusedExpansion::shardCount(const Name &name, bool left) {
       left ? state_.keysOfLeftNames() : state_.keysOfRightNames();
   if (!keys.present())
     return 1; // no destination layout: one unsharded tensor
-  const std::string hint = "the fused macros read the tensor-parallel degree "
-                           "from the " + keys.sideName() + " metadata";
+  // (Diagnostic text is built only on failure: this runs twice for each of
+  // a large model's tens of thousands of fused statements.)
+  auto hint = [&] {
+    return "the fused macros read the tensor-parallel degree from the " +
+           keys.sideName() + " metadata";
+  };
   ChainName start{name.text, name.temporary};
   const std::string shown = state_.chain.spelling(start);
   std::string why;
@@ -111,7 +115,7 @@ std::optional<int64_t> FusedExpansion::shardCount(const Name &name, bool left) {
       return std::nullopt;
     reportAt(state_, statement_, name.location,
              "cannot tell how '" + shown + "' is sharded: " + why)
-        .hint(hint);
+        .hint(hint());
     return std::nullopt;
   }
   const std::string &key = walk->reached.text;
@@ -126,7 +130,7 @@ std::optional<int64_t> FusedExpansion::shardCount(const Name &name, bool left) {
                  (isKey ? "' has no stored tensor with a shape"
                         : "' is not a " + keys.sideName() +
                               " key and no statement leads from it to one"))
-        .hint(hint);
+        .hint(hint());
     return std::nullopt;
   }
   return countAlongFusedAxis(name, shown, *walk, *rank, keys);
@@ -137,8 +141,15 @@ FusedExpansion::countAlongFusedAxis(const Name &name, const std::string &shown,
                                     const ChainWalk &walk, size_t keyRank,
                                     const KeySpace &keys) {
   const std::string &key = walk.reached.text;
-  std::string subject = "cannot tell how '" + shown + "' is sharded along axis " +
-                        std::to_string(axis_);
+  bool mapped = !(walk.steps.empty() && shown == key);
+  auto subject = [&](const std::vector<unsigned> &keyAxes) {
+    std::string text = "cannot tell how '" + shown +
+                       "' is sharded along axis " + std::to_string(axis_);
+    // Name the key's axes whenever they are not the fused axis itself.
+    if (mapped && !keyAxes.empty())
+      text += " (" + describeKeyAxes(keyAxes, key) + ")";
+    return text;
+  };
   AxisTraceError traceError;
   std::optional<std::vector<AxisOrigin>> axes =
       traceAxes(walk, keyRank, traceError);
@@ -146,7 +157,7 @@ FusedExpansion::countAlongFusedAxis(const Name &name, const std::string &shown,
     if (silent_)
       return std::nullopt;
     reportAt(state_, statement_, name.location,
-             subject + ": " + traceError.message)
+             subject({}) + ": " + traceError.message)
         .note(traceError.location, "the step that cannot be followed");
     return std::nullopt;
   }
@@ -156,7 +167,7 @@ FusedExpansion::countAlongFusedAxis(const Name &name, const std::string &shown,
     if (silent_)
       return std::nullopt;
     reportAt(state_, statement_, name.location,
-             subject + ": axis " + std::to_string(axis_) +
+             subject({}) + ": axis " + std::to_string(axis_) +
                  " is out of range for '" + shown + "' of rank " +
                  std::to_string(rank))
         .hint("the fused axis is the `axis` attribute (default 1)");
@@ -167,17 +178,13 @@ FusedExpansion::countAlongFusedAxis(const Name &name, const std::string &shown,
     if (silent_)
       return std::nullopt;
     reportAt(state_, statement_, name.location,
-             subject + ": a reshape cuts it out of an axis of '" + key +
+             subject({}) + ": a reshape cuts it out of an axis of '" + key +
                  "', whose shards need not be whole blocks of it")
         .note(*origin.cutBy, "the reshape is here")
         .hint("write the fused statement where the fused axis is a whole "
               "axis of a stored key");
     return std::nullopt;
   }
-  // Name the key's axes whenever they are not the fused axis itself.
-  bool mapped = !(walk.steps.empty() && shown == key);
-  if (mapped)
-    subject += " (" + describeKeyAxes(origin.keyAxes, key) + ")";
   std::vector<unsigned> sharded;
   int64_t count = 1;
   for (unsigned keyAxis : origin.keyAxes) {
@@ -186,7 +193,8 @@ FusedExpansion::countAlongFusedAxis(const Name &name, const std::string &shown,
     if (!along) {
       if (silent_)
         return std::nullopt;
-      reportAt(state_, statement_, name.location, subject + ": " + why)
+      reportAt(state_, statement_, name.location,
+               subject(origin.keyAxes) + ": " + why)
           .hint("the fused macros need the " + keys.sideName() +
                 " shards to split the fused axis into equal parts");
       return std::nullopt;
@@ -203,7 +211,7 @@ FusedExpansion::countAlongFusedAxis(const Name &name, const std::string &shown,
     if (silent_)
       return std::nullopt;
     reportAt(state_, statement_, name.location,
-             subject + ": '" + key + "' is sharded along " +
+             subject(origin.keyAxes) + ": '" + key + "' is sharded along " +
                  (sharded.size() > 1
                       ? std::string("more than one of them")
                       : "axis " + std::to_string(sharded.front()) +

@@ -35,6 +35,7 @@ public:
 /// The n gate and n up pieces in the order a TP-`t` layout stores them.
 std::vector<Name> layout(const FusedExpansion &e, int64_t t, int64_t n) {
   std::vector<Name> names;
+  names.reserve(2 * static_cast<size_t>(n));
   for (int64_t r = 0; r < t; ++r)
     for (const char *label : {"GATE", "UP"})
       for (int64_t j = 0; j < n / t; ++j)
@@ -46,6 +47,7 @@ std::vector<Name> layout(const FusedExpansion &e, int64_t t, int64_t n) {
 std::vector<Name> pieceRun(const FusedExpansion &e, const char *label,
                            int64_t n) {
   std::vector<Name> names;
+  names.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)
     names.push_back(e.piece(std::string(label) + "_" + std::to_string(i)));
   return names;
