@@ -58,10 +58,9 @@ private:
   /// failed give nullptr without a second error.
   std::optional<ViewRef> read(const Op &op, size_t i) {
     const ValueName &name = op.operands[i];
-    auto value = df_.values.find(name);
-    if (value != df_.values.end()) {
-      ++value->second.uses;
-      return value->second.view;
+    if (NamedValue *value = df_.values.find(name)) {
+      ++value->uses;
+      return value->view;
     }
     if (!name.temporary)
       if (std::optional<uint32_t> id = inputFor(name.text)) {
@@ -112,14 +111,14 @@ private:
       }
       df_.outputs[name.text] = value;
     }
-    df_.values[name] = std::move(value);
+    df_.values.assign(name, std::move(value));
   }
 
   /// Marks the results of a failed op, so later reads fail quietly.
   void poison(Op &op, size_t opIndex) {
     op.resultTypes.clear();
     for (const ValueName &name : op.results)
-      df_.values[name] = NamedValue{nullptr, opIndex, 0};
+      df_.values.assign(name, NamedValue{nullptr, opIndex, 0});
   }
 
   std::optional<size_t> normalizeAxis(const Op &op, size_t rank) {
@@ -184,7 +183,7 @@ private:
 
   void runRemove(size_t opIndex, const Op &op) {
     const ValueName &name = op.operands[0];
-    if (df_.values.count(name)) {
+    if (df_.values.contains(name)) {
       error(op, op.operandLocations[0],
             "'" + printValueName(name) +
                 "' is a result of an earlier statement; only source keys can "

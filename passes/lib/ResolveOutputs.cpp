@@ -239,7 +239,7 @@ private:
         leaves.insert(std::string(name.text));
     for (std::string_view modelKey : state_.source.modelKeys()) {
       std::string key(modelKey);
-      if (df_.values.count(ValueName{key, false}))
+      if (df_.values.contains(ValueNameRef(key, false)))
         continue;
       auto id = df_.inputIds.find(key);
       if (id != df_.inputIds.end() &&
@@ -249,12 +249,12 @@ private:
     }
     const ShardMetadata &source = *state_.source.metadata();
     for (const std::string &leaf : leaves) {
-      auto value = df_.values.find(ValueName{leaf, false});
+      const NamedValue *value = df_.values.find(ValueNameRef(leaf, false));
       TargetBinding binding;
-      if (value != df_.values.end()) {
+      if (value) {
         binding.kind = TargetBinding::Kind::Assigned;
-        binding.view = value->second.view;
-        binding.producer = value->second.producer;
+        binding.view = value->view;
+        binding.producer = value->producer;
       } else {
         std::optional<uint32_t> input = df_.inputFor(state_.source, leaf);
         if (!input)

@@ -10,6 +10,7 @@
 
 #include "aoa/ir/Op.h"
 #include "aoa/ir/View.h"
+#include "aoa/passes/NamedValueTable.h"
 #include "aoa/passes/TargetTable.h"
 
 #include <cstddef>
@@ -35,40 +36,6 @@ struct InputTensor {
   size_t removedBy = kNoOp;
 };
 
-/// The value a name holds, with the op that made it and how often later ops
-/// read it (names nothing reads are the outputs when there is no
-/// destination layout).
-struct NamedValue {
-  ViewRef view;
-  size_t producer = kNoOp;
-  uint32_t uses = 0;
-};
-
-/// A name as Dataflow::values keys it: a view of the text of an op's
-/// operand or result (the ops outlive the values: releaseValues frees them
-/// first), so that the hundreds of thousands of names a large model's ops
-/// assign are not copied.
-struct ValueNameRef {
-  std::string_view text;
-  bool temporary = false;
-
-  ValueNameRef(const ValueName &name)
-      : text(name.text), temporary(name.temporary) {}
-  ValueNameRef(std::string_view text, bool temporary)
-      : text(text), temporary(temporary) {}
-
-  friend bool operator==(const ValueNameRef &a, const ValueNameRef &b) {
-    return a.temporary == b.temporary && a.text == b.text;
-  }
-};
-
-struct ValueNameRefHash {
-  size_t operator()(const ValueNameRef &name) const {
-    return std::hash<std::string_view>()(name.text) ^
-           (name.temporary ? 0x9e37 : 0);
-  }
-};
-
 class KeySpace;
 
 struct Dataflow {
@@ -78,7 +45,7 @@ struct Dataflow {
   std::vector<uint32_t> inputUses;
   /// Names assigned by ops (user intermediates, temporaries, destination
   /// names), holding their latest value. The keys view the ops' names.
-  std::unordered_map<ValueNameRef, NamedValue, ValueNameRefHash> values;
+  NamedValueTable values;
   /// Destination names (model keys or stored keys of the destination) that an
   /// op assigned, with their value.
   std::map<std::string, NamedValue> outputs;

@@ -1,0 +1,97 @@
+//===- NamedValueTableTest.cpp --------------------------------------------===//
+//
+// NamedValueTable against std::map, the obvious table: after any sequence of
+// assignments (new names, names assigned again, a temporary and a key that
+// share their text) every name finds the value the map holds, names never
+// assigned are not found, and iteration lists each name once, in the order
+// it was first assigned; reserving first changes none of it.
+//
+//===----------------------------------------------------------------------===//
+#include "aoa/passes/NamedValueTable.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+
+namespace aoa {
+namespace {
+
+NamedValue valueFrom(size_t producer, uint32_t uses) {
+  NamedValue value;
+  value.producer = producer;
+  value.uses = uses;
+  return value;
+}
+
+TEST(NamedValueTableTest, TemporaryAndKeyOfOneTextAreTwoNames) {
+  NamedValueTable table;
+  EXPECT_EQ(table.find(ValueNameRef("w", false)), nullptr);
+  table.assign(ValueNameRef("w", false), valueFrom(1, 0));
+  EXPECT_FALSE(table.contains(ValueNameRef("w", true)));
+  table.assign(ValueNameRef("w", true), valueFrom(2, 0));
+  table.assign(ValueNameRef("w", false), valueFrom(3, 5));
+  ASSERT_EQ(table.size(), 2u);
+  EXPECT_EQ(table.find(ValueNameRef("w", false))->producer, 3u);
+  EXPECT_EQ(table.find(ValueNameRef("w", false))->uses, 5u);
+  EXPECT_EQ(table.find(ValueNameRef("w", true))->producer, 2u);
+  // The key keeps its first place although it was assigned again.
+  EXPECT_FALSE(table.begin()->first.temporary);
+  EXPECT_TRUE(std::next(table.begin())->first.temporary);
+}
+
+class NamedValueTableRandomTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(NamedValueTableRandomTest, AgreesWithAnOrderedMap) {
+  bool reserveFirst = GetParam();
+  std::mt19937 random(7);
+  // Texts outlive the table, as the ops' names do in propagate-shapes.
+  std::vector<std::string> texts;
+  for (int i = 0; i < 5000; ++i)
+    texts.push_back(i % 3 ? "%fused_ffn." + std::to_string(i / 16) + ".GATE_" +
+                                std::to_string(i % 16)
+                          : "model.layers." + std::to_string(i) + ".weight");
+  NamedValueTable table;
+  if (reserveFirst)
+    table.reserve(3000);
+  std::map<std::pair<std::string, bool>, size_t> expected;
+  std::vector<std::pair<std::string, bool>> firstOrder;
+  for (size_t step = 0; step < 20000; ++step) {
+    // Half of the texts are assigned, some many times.
+    const std::string &text = texts[random() % (texts.size() / 2)];
+    bool temporary = random() % 2;
+    auto [it, added] = expected.insert_or_assign({text, temporary}, step);
+    if (added)
+      firstOrder.emplace_back(text, temporary);
+    table.assign(ValueNameRef(text, temporary), valueFrom(step, 0));
+  }
+  ASSERT_EQ(table.size(), expected.size());
+  for (const std::string &text : texts)
+    for (bool temporary : {false, true}) {
+      auto it = expected.find({text, temporary});
+      const NamedValue *value = table.find(ValueNameRef(text, temporary));
+      if (it == expected.end()) {
+        EXPECT_EQ(value, nullptr) << text << temporary;
+        EXPECT_FALSE(table.contains(ValueNameRef(text, temporary)));
+      } else {
+        ASSERT_NE(value, nullptr) << text << temporary;
+        EXPECT_EQ(value->producer, it->second) << text << temporary;
+      }
+    }
+  size_t i = 0;
+  for (const auto &[name, value] : table) {
+    ASSERT_LT(i, firstOrder.size());
+    EXPECT_EQ(name.text, firstOrder[i].first);
+    EXPECT_EQ(name.temporary, firstOrder[i].second);
+    EXPECT_EQ(value.producer, expected.at(firstOrder[i]));
+    ++i;
+  }
+  EXPECT_EQ(i, firstOrder.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(WithAndWithoutReserve, NamedValueTableRandomTest,
+                         ::testing::Bool());
+
+} // namespace
+} // namespace aoa
