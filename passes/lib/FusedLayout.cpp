@@ -79,6 +79,27 @@ bool FusedExpansion::checkHeadBounds(int64_t heads, int64_t groups) {
   return true;
 }
 
+bool FusedExpansion::checkPieceCount(int64_t pieces, const Name &left,
+                                     int64_t leftShards, const Name &right,
+                                     int64_t rightShards) {
+  if (pieces > 0 && pieces <= kMaxExpandedNames)
+    return true;
+  if (silent_)
+    return false;
+  reportAt(state_, statement_, tagLocation_,
+           "'" + left.text + "' in " + std::to_string(leftShards) +
+               " shards along the fused axis and '" + right.text + "' in " +
+               std::to_string(rightShards) + " make " +
+               (pieces > 0 ? std::to_string(pieces) : std::string("too many")) +
+               " gate and up pieces, more than " +
+               std::to_string(kMaxExpandedNames) + " to move one by one")
+      .hint("fused_ffn cuts the fused axis into a gate and an up piece per "
+            "lcm(shards on the left, shards on the right); choose "
+            "tensor-parallel degrees with a small common multiple, e.g. one "
+            "dividing the other");
+  return false;
+}
+
 Name FusedExpansion::piece(const std::string &label) const {
   return makeName(piecePrefix_ + label, tagLocation_, true);
 }

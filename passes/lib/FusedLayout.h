@@ -48,6 +48,13 @@ public:
   /// the fused key (or a q/k/v key) has elements along the fused axis.
   bool checkHeadBounds(int64_t heads, int64_t groups);
 
+  /// Refuses to cut the fused axis into more than kMaxExpandedNames
+  /// pieces (fused_ffn: a gate and an up piece per lcm(t_src, t_dst)),
+  /// before any piece is made; `pieces` is 0 when counting them overflowed.
+  /// The names and their shard counts are the message's.
+  bool checkPieceCount(int64_t pieces, const Name &left, int64_t leftShards,
+                       const Name &right, int64_t rightShards);
+
   /// Reports that `heads` cannot be split over `shards` shards.
   bool checkDivisible(int64_t heads, const char *what, int64_t shards,
                       const Name &name, const char *side);

@@ -66,7 +66,13 @@ bool lowerStatement(FusedExpansion &e, const Statement &statement,
       std::optional<int64_t> tDst = e.rightShardCount(statement.rhs[0]);
       if (!tDst)
         return false;
-      int64_t n = std::lcm(*tSrc, *tDst);
+      // n = lcm(t_src, t_dst) gate and n up pieces; 0 when that overflows.
+      int64_t n = 0, pieces = 0;
+      if (__builtin_mul_overflow(*tSrc / std::gcd(*tSrc, *tDst), *tDst, &n) ||
+          __builtin_mul_overflow(n, 2, &pieces))
+        pieces = 0;
+      if (!e.checkPieceCount(pieces, fused, *tSrc, statement.rhs[0], *tDst))
+        return false;
       e.emit({fused}, layout(e, *tSrc, n), out);
       e.emit(layout(e, *tDst, n), {statement.rhs[0]}, out);
     } else {
