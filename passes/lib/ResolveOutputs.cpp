@@ -138,12 +138,32 @@ private:
            "states the source checkpoint stores");
   }
 
+  /// What bind looked up for a model key, kept for the next call: the
+  /// destination keys come in key order, so a model key and its optimizer
+  /// states come one after the other and share these lookups.
+  struct ModelLookup {
+    std::string model;
+    std::map<std::string, NamedValue>::const_iterator assigned;
+    /// Dataflow::inputFor(model), once asked.
+    std::optional<std::optional<uint32_t>> input;
+  };
+
+  ModelLookup &lookUpModel(std::string_view model) {
+    if (!lastModel_ || lastModel_->model != model) {
+      lastModel_.emplace();
+      lastModel_->model = std::string(model);
+      lastModel_->assigned = df_.outputs.find(lastModel_->model);
+    }
+    return *lastModel_;
+  }
+
   TargetBinding bind(const std::string &key) {
     TargetBinding binding;
     auto [model, suffix] = splitOptimizerSuffix(key);
-    auto assigned = df_.outputs.find(key);
+    ModelLookup &lookup = lookUpModel(model);
+    auto assigned = suffix.empty() ? lookup.assigned : df_.outputs.find(key);
     if (assigned == df_.outputs.end() && !suffix.empty())
-      assigned = df_.outputs.find(std::string(model));
+      assigned = lookup.assigned;
     else
       suffix = {};
     if (assigned != df_.outputs.end() && assigned->second.view) {
@@ -159,8 +179,9 @@ private:
       binding.kind = TargetBinding::Kind::Added;
       return binding;
     }
-    std::optional<uint32_t> input =
-        df_.inputFor(state_.source, std::string(model));
+    if (!lookup.input)
+      lookup.input = df_.inputFor(state_.source, lookup.model);
+    std::optional<uint32_t> input = *lookup.input;
     if (!input) {
       if (budget_.allow())
         reportAtOp(state_, kNoOp, key,
@@ -305,6 +326,7 @@ private:
   CompilationState &state_;
   Dataflow &df_;
   ErrorBudget budget_;
+  std::optional<ModelLookup> lastModel_;
 };
 
 const char *bindingKindName(TargetBinding::Kind kind) {
