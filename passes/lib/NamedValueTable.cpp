@@ -12,22 +12,22 @@ uint64_t NamedValueTable::hash(const ValueNameRef &name) {
   return name.temporary ? h ^ 0x9e3779b97f4a7c15u : h;
 }
 
+size_t NamedValueTable::slotOf(const ValueNameRef &name, uint64_t h) const {
+  uint64_t tag = h & kTagMask;
+  size_t mask = slots_.size() - 1;
+  size_t i = h & mask;
+  for (; slots_[i] != 0; i = (i + 1) & mask)
+    if ((slots_[i] & kTagMask) == tag &&
+        entries_[static_cast<uint32_t>(slots_[i]) - 1].first == name)
+      break;
+  return i;
+}
+
 uint32_t NamedValueTable::indexOf(const ValueNameRef &name) const {
   if (slots_.empty())
     return kNone;
-  uint64_t h = hash(name);
-  uint64_t tag = h & 0xffffffff00000000u;
-  size_t mask = slots_.size() - 1;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
-    uint64_t slot = slots_[i];
-    if (slot == 0)
-      return kNone;
-    if ((slot & 0xffffffff00000000u) != tag)
-      continue;
-    uint32_t index = static_cast<uint32_t>(slot) - 1;
-    if (entries_[index].first == name)
-      return index;
-  }
+  uint64_t slot = slots_[slotOf(name, hash(name))];
+  return slot == 0 ? kNone : static_cast<uint32_t>(slot) - 1;
 }
 
 void NamedValueTable::reserve(size_t count) {
@@ -55,18 +55,10 @@ void NamedValueTable::assign(const ValueNameRef &name, NamedValue value) {
   if ((entries_.size() + 1) * 2 > slots_.size())
     rehash(std::max<size_t>(entries_.size() + 1, entries_.size() * 2));
   uint64_t h = hash(name);
-  uint64_t tag = h & 0xffffffff00000000u;
-  size_t mask = slots_.size() - 1;
-  size_t i = h & mask;
-  for (; slots_[i] != 0; i = (i + 1) & mask) {
-    uint64_t slot = slots_[i];
-    if ((slot & 0xffffffff00000000u) != tag)
-      continue;
-    uint32_t index = static_cast<uint32_t>(slot) - 1;
-    if (entries_[index].first == name) {
-      entries_[index].second = std::move(value);
-      return;
-    }
+  size_t i = slotOf(name, h);
+  if (slots_[i] != 0) {
+    entries_[static_cast<uint32_t>(slots_[i]) - 1].second = std::move(value);
+    return;
   }
   uint32_t index = static_cast<uint32_t>(entries_.size());
   entries_.emplace_back(name, std::move(value));

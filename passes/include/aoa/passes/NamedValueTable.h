@@ -81,12 +81,16 @@ public:
 
 private:
   static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr uint64_t kTagMask = 0xffffffff00000000u;
   static uint64_t hash(const ValueNameRef &name);
-  /// A slot: the hash's upper 32 bits and the entry's index + 1; 0 is
-  /// empty.
+  /// A slot: the hash's upper 32 bits (its tag) and the entry's index + 1;
+  /// 0 is empty.
   static uint64_t slotFor(uint64_t hash, uint32_t index) {
-    return (hash & 0xffffffff00000000u) | (uint64_t(index) + 1);
+    return (hash & kTagMask) | (uint64_t(index) + 1);
   }
+  /// The slot that holds `name` (hash `h`), or the empty one it would take;
+  /// entries are compared only where the tags agree.
+  size_t slotOf(const ValueNameRef &name, uint64_t h) const;
   uint32_t indexOf(const ValueNameRef &name) const;
   /// Sizes the slots for `count` names at most half full and re-enters
   /// every entry.
