@@ -31,11 +31,14 @@ public:
 
   void run() {
     // Sized once: a large model's ops name hundreds of thousands of values,
-    // and growing the table rehashes every node again at each doubling.
-    size_t results = 0;
+    // and growing the table re-enters every name at each doubling.
+    size_t count[2] = {0, 0}, bytes[2] = {0, 0}; // keys, temporaries
     for (const Op &op : state_.ops)
-      results += op.results.size();
-    df_.values.reserve(results);
+      for (const ValueName &result : op.results) {
+        ++count[result.temporary];
+        bytes[result.temporary] += result.text.size();
+      }
+    df_.values.reserve(count[0], bytes[0], count[1], bytes[1]);
     for (size_t i = 0; i < state_.ops.size(); ++i)
       runOp(i, state_.ops[i]);
   }
@@ -72,9 +75,9 @@ private:
                        "' is neither a source key nor assigned by an earlier "
                        "statement");
     std::vector<std::string_view> candidates = state_.source.names();
-    for (const auto &[assigned, _] : df_.values)
-      if (!assigned.temporary)
-        candidates.push_back(assigned.text);
+    df_.values.forEachKey([&](std::string_view assigned, const NamedValue &) {
+      candidates.push_back(assigned);
+    });
     std::string suggestion = closestSpelling(name.text, candidates);
     if (!suggestion.empty())
       d.hint("did you mean '" + suggestion + "'?");

@@ -255,9 +255,10 @@ private:
   /// Without a destination: the dataflow's leaves and their states.
   void deriveLeaves() {
     std::set<std::string> leaves;
-    for (const auto &[name, value] : df_.values)
-      if (!name.temporary && value.view && value.uses == 0)
-        leaves.insert(std::string(name.text));
+    df_.values.forEachKey([&](std::string_view name, const NamedValue &value) {
+      if (value.view && value.uses == 0)
+        leaves.insert(std::string(name));
+    });
     for (std::string_view modelKey : state_.source.modelKeys()) {
       std::string key(modelKey);
       if (df_.values.contains(ValueNameRef(key, false)))

@@ -44,7 +44,7 @@ struct Dataflow {
   /// Reads of each input, for leaves without a destination layout.
   std::vector<uint32_t> inputUses;
   /// Names assigned by ops (user intermediates, temporaries, destination
-  /// names), holding their latest value. The keys view the ops' names.
+  /// names), holding their latest value.
   NamedValueTable values;
   /// Destination names (model keys or stored keys of the destination) that an
   /// op assigned, with their value.

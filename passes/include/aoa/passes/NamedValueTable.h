@@ -2,24 +2,23 @@
 //
 // propagate-shapes assigns a value to every result of every op: a large
 // model's fused statements alone name hundreds of thousands of temporaries,
-// almost all new. A node-based hash map spends two or three cache misses on
-// each new name (the bucket, the node before it, the chain); this table
-// keeps a hash tag and an index per slot, open addressed, so a new name
-// costs one miss and an existing one two. Entries stay in insertion order,
-// which is also the order iteration gives.
+// almost all new. A node-based hash map spent two or three cache misses on
+// each new name (the bucket, the node before it, the chain); StringPool's
+// open-addressed slots of (hash, id) cost one, and compare bytes only where
+// the hashes agree.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AOA_PASSES_NAMEDVALUETABLE_H
 #define AOA_PASSES_NAMEDVALUETABLE_H
 
 #include "aoa/ir/Op.h"
+#include "aoa/ir/ShardMetadata.h" // StringPool
 #include "aoa/ir/View.h"
 #include "aoa/passes/TargetTable.h" // kNoOp
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace aoa {
@@ -33,9 +32,8 @@ struct NamedValue {
   uint32_t uses = 0;
 };
 
-/// A name as NamedValueTable keys it: a view of the text of an op's
-/// operand or result (the ops outlive the table: Dataflow::releaseValues
-/// frees it first), so that the names are not copied.
+/// A name as NamedValueTable looks it up: a view of its text, and whether
+/// it is a temporary.
 struct ValueNameRef {
   std::string_view text;
   bool temporary = false;
@@ -44,60 +42,39 @@ struct ValueNameRef {
       : text(name.text), temporary(name.temporary) {}
   ValueNameRef(std::string_view text, bool temporary)
       : text(text), temporary(temporary) {}
-
-  friend bool operator==(const ValueNameRef &a, const ValueNameRef &b) {
-    return a.temporary == b.temporary && a.text == b.text;
-  }
 };
 
+/// The names' values, found by name. Temporaries and keys are interned in
+/// a StringPool each (a temporary and a key may share their text), with the
+/// values in vectors by the pools' dense ids.
 class NamedValueTable {
 public:
-  using Entry = std::pair<ValueNameRef, NamedValue>;
-
-  /// Room for `count` names without growing.
-  void reserve(size_t count);
+  /// Room for this many names of each kind, and bytes of their text,
+  /// without growing.
+  void reserve(size_t keys, size_t keyBytes, size_t temporaries,
+               size_t temporaryBytes);
 
   /// The value `name` holds, or nullptr.
-  NamedValue *find(const ValueNameRef &name) {
-    uint32_t index = indexOf(name);
-    return index == kNone ? nullptr : &entries_[index].second;
-  }
-  const NamedValue *find(const ValueNameRef &name) const {
-    uint32_t index = indexOf(name);
-    return index == kNone ? nullptr : &entries_[index].second;
-  }
+  NamedValue *find(const ValueNameRef &name);
+  const NamedValue *find(const ValueNameRef &name) const;
   bool contains(const ValueNameRef &name) const {
-    return indexOf(name) != kNone;
+    return find(name) != nullptr;
   }
 
-  /// Gives `name` the value `value`, replacing any it held (its place in
-  /// the iteration order stays where the name was first assigned).
+  /// Gives `name` the value `value`, replacing any it held.
   void assign(const ValueNameRef &name, NamedValue value);
 
-  size_t size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
-  std::vector<Entry>::const_iterator begin() const { return entries_.begin(); }
-  std::vector<Entry>::const_iterator end() const { return entries_.end(); }
+  /// Calls `fn(text, value)` for every name that is not a temporary, in the
+  /// order they were first assigned.
+  template <typename Fn> void forEachKey(Fn fn) const {
+    for (uint32_t id = 0; id < names_[0].size(); ++id)
+      fn(names_[0].get(id), values_[0][id]);
+  }
 
 private:
-  static constexpr uint32_t kNone = UINT32_MAX;
-  static constexpr uint64_t kTagMask = 0xffffffff00000000u;
-  static uint64_t hash(const ValueNameRef &name);
-  /// A slot: the hash's upper 32 bits (its tag) and the entry's index + 1;
-  /// 0 is empty.
-  static uint64_t slotFor(uint64_t hash, uint32_t index) {
-    return (hash & kTagMask) | (uint64_t(index) + 1);
-  }
-  /// The slot that holds `name` (hash `h`), or the empty one it would take;
-  /// entries are compared only where the tags agree.
-  size_t slotOf(const ValueNameRef &name, uint64_t h) const;
-  uint32_t indexOf(const ValueNameRef &name) const;
-  /// Sizes the slots for `count` names at most half full and re-enters
-  /// every entry.
-  void rehash(size_t count);
-
-  std::vector<uint64_t> slots_; ///< a power of two of them, or none
-  std::vector<Entry> entries_;
+  /// [0]: keys and user names; [1]: temporaries.
+  StringPool names_[2];
+  std::vector<NamedValue> values_[2];
 };
 
 } // namespace aoa
