@@ -8,9 +8,8 @@ namespace aoa {
 
 std::optional<uint32_t> Dataflow::inputFor(const KeySpace &source,
                                            const std::string &key) {
-  auto found = inputIds.find(key);
-  if (found != inputIds.end())
-    return found->second;
+  if (std::optional<uint32_t> id = inputKeys.find(key))
+    return id;
   const ShardMetadata *metadata = source.metadata();
   if (!metadata)
     return std::nullopt;
@@ -33,7 +32,7 @@ std::optional<uint32_t> Dataflow::inputFor(const KeySpace &source,
       input.type, {Piece{whole, id, whole, Transform::identity(whole.rank())}});
   inputs.push_back(std::move(input));
   inputUses.push_back(0);
-  inputIds.emplace(key, id);
+  inputKeys.intern(key);
   return id;
 }
 

@@ -263,9 +263,8 @@ private:
       std::string key(modelKey);
       if (df_.values.contains(ValueNameRef(key, false)))
         continue;
-      auto id = df_.inputIds.find(key);
-      if (id != df_.inputIds.end() &&
-          (df_.inputUses[id->second] > 0 || df_.inputs[id->second].removed))
+      std::optional<uint32_t> id = df_.inputKeys.find(key);
+      if (id && (df_.inputUses[*id] > 0 || df_.inputs[*id].removed))
         continue;
       leaves.insert(key);
     }

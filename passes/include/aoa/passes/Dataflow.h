@@ -19,7 +19,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace aoa {
@@ -40,7 +39,8 @@ class KeySpace;
 
 struct Dataflow {
   std::vector<InputTensor> inputs;
-  std::unordered_map<std::string, uint32_t> inputIds;
+  /// The inputs' keys; a key's id here is its input's.
+  StringPool inputKeys;
   /// Reads of each input, for leaves without a destination layout.
   std::vector<uint32_t> inputUses;
   /// Names assigned by ops (user intermediates, temporaries, destination
