@@ -98,6 +98,11 @@ private:
     Op op = makeOp(split ? OpKind::Split : OpKind::Concat, index, statement);
     op.axis = axis->integer();
     op.attributeLocation = axis->valueLocation;
+    // (A fused statement's split or concat has a name per piece.)
+    op.operands.reserve(from.size());
+    op.operandLocations.reserve(from.size());
+    op.results.reserve(to.size());
+    op.resultLocations.reserve(to.size());
     for (const Name &name : from)
       addOperand(op, name);
     for (const Name &name : to)
@@ -259,6 +264,7 @@ public:
   }
   bool run(CompilationState &state) override {
     state.ops.clear();
+    state.ops.reserve(state.program.statements.size()); // most make one op
     OpBuilder(state).build();
     return true;
   }
