@@ -100,6 +100,11 @@ std::optional<uint32_t> StringPool::find(std::string_view text) const {
   return uint32_t(slots_[slot]) - 1;
 }
 
+void StringPool::prefetch(std::string_view text) const {
+  if (!slots_.empty())
+    __builtin_prefetch(&slots_[hashString(text) & (slots_.size() - 1)]);
+}
+
 void StringPool::reserve(size_t strings, size_t bytes) {
   bytes_.reserve(bytes);
   begins_.reserve(strings + 1);

@@ -168,11 +168,11 @@ bool MetadataParser::readIntList(ondemand::value &value, std::string_view what,
   size_t index = 0;
   size_t begin = out.size();
   for (auto element : array) {
-    ondemand::value item;
-    if (simdjson::error_code code = element.get(item)) {
+    if (simdjson::error_code code = element.error()) {
       malformed(nullptr, code);
       return false;
     }
+    ondemand::value &item = element.value_unsafe();
     int64_t number = 0;
     switch (readInt(item, number)) {
     case ReadResult::Ok:
@@ -221,11 +221,11 @@ std::optional<ShardMetadata> MetadataParser::parse() {
 
   unsigned seen = 0;
   for (auto result : root) {
-    ondemand::field field;
-    if (simdjson::error_code code = std::move(result).get(field)) {
+    if (simdjson::error_code code = result.error()) {
       malformed(nullptr, code);
       break;
     }
+    ondemand::field &field = result.value_unsafe();
     int index = fieldIndex(field.key(), kRootFields);
     if (index < 0) {
       unknownField(field, "the metadata", fieldList(kRootFields),

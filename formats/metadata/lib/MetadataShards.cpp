@@ -29,9 +29,9 @@ void MetadataParser::parseShards(ondemand::value &value) {
     return malformed(token.data(), code);
   shardIndex_ = 0;
   for (auto element : array) {
-    ondemand::value shard;
-    if (simdjson::error_code code = element.get(shard))
+    if (simdjson::error_code code = element.error())
       return malformed(nullptr, code);
+    ondemand::value &shard = element.value_unsafe();
     parseShard(shard);
     if (stopped_)
       return;
@@ -59,9 +59,9 @@ void MetadataParser::parseShard(ondemand::value &value) {
   unsigned errorsBefore = errors_;
   unsigned seen = 0;
   for (auto result : object) {
-    ondemand::field field;
-    if (simdjson::error_code code = std::move(result).get(field))
+    if (simdjson::error_code code = result.error())
       return malformed(nullptr, code);
+    ondemand::field &field = result.value_unsafe();
     int index = fieldIndex(field.key(), kShardFields);
     if (index < 0) {
       unknownField(field, "a shard", fieldList(kShardFields),

@@ -43,9 +43,9 @@ void MetadataParser::parseTensors(ondemand::value &value) {
   if (simdjson::error_code code = value.get_object().get(tensors))
     return malformed(token.data(), code);
   for (auto result : tensors) {
-    ondemand::field field;
-    if (simdjson::error_code code = std::move(result).get(field))
+    if (simdjson::error_code code = result.error())
       return malformed(nullptr, code);
+    ondemand::field &field = result.value_unsafe();
     // Before readKey: unescaping a key consumes field.key().
     const char *keyAt = field.key().raw() - 1;
     std::string_view key;
@@ -64,6 +64,9 @@ void MetadataParser::parseTensor(std::string_view key, const char *keyAt,
   tensorKey_ = key;
   shardIndex_ = -1;
   unsigned errorsBefore = errors_;
+  // Its slot in the key table arrives while the shards are read (a key's
+  // first lookup is a cache miss in a table of a few MiB).
+  builder_.prefetchKey(key);
 
   std::string_view token = value.raw_json_token();
   if (token.empty() || token[0] != '{') {
@@ -83,9 +86,9 @@ void MetadataParser::parseTensor(std::string_view key, const char *keyAt,
   const char *globalShapeAt = nullptr;
   unsigned seen = 0;
   for (auto result : object) {
-    ondemand::field field;
-    if (simdjson::error_code code = std::move(result).get(field))
+    if (simdjson::error_code code = result.error())
       return malformed(nullptr, code);
+    ondemand::field &field = result.value_unsafe();
     int index = fieldIndex(field.key(), kTensorFields);
     if (index < 0) {
       unknownField(field, "a tensor", fieldList(kTensorFields),

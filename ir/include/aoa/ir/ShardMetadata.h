@@ -63,6 +63,9 @@ public:
   /// The id of `text`, adding it when it is new; `inserted` says which.
   uint32_t intern(std::string_view text, bool *inserted = nullptr);
   std::optional<uint32_t> find(std::string_view text) const;
+  /// A hint that `text` is interned or looked up soon: starts loading the
+  /// memory where its slot is, so that the lookup does not wait for it.
+  void prefetch(std::string_view text) const;
   std::string_view get(uint32_t id) const {
     return std::string_view(bytes_.data() + begins_[id],
                             begins_[id + 1] - begins_[id]);
@@ -316,6 +319,11 @@ public:
   /// more than 255 dimensions.
   std::optional<TensorId> addTensor(std::string_view key, DType dtype,
                                     llvm::ArrayRef<int64_t> globalShape);
+  /// A hint that addTensor(`key`, ...) comes next (a parser calls it when
+  /// it reads a tensor's key, then reads the tensor's shards).
+  void prefetchKey(std::string_view key) const {
+    metadata_.strings_.prefetch(key);
+  }
   /// Adds a shard to the tensor added last; nullopt when there is none or
   /// globalOffset / localShape do not have its number of dimensions. An
   /// empty flat range ({5, 5}) is stored as no flat range.
