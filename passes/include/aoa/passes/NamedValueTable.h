@@ -61,6 +61,11 @@ public:
     return find(name) != nullptr;
   }
 
+  /// A hint that `name` is looked up or assigned soon (StringPool::prefetch).
+  void prefetch(const ValueNameRef &name) const {
+    names_[name.temporary].prefetch(name.text);
+  }
+
   /// Gives `name` the value `value`, replacing any it held.
   void assign(const ValueNameRef &name, NamedValue value);
 
