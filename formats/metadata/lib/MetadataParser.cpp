@@ -119,28 +119,34 @@ void MetadataParser::wrongType(ondemand::value &value, std::string_view what,
       .hint(hint);
 }
 
-void MetadataParser::unknownField(ondemand::field &field,
-                                  const char *objectName,
-                                  const std::vector<std::string> &known,
-                                  const std::string &knownText) {
-  const char *at = field.key().raw() - 1;
+int MetadataParser::escapedFieldIndex(ondemand::field &field,
+                                      const char *keyAt,
+                                      const char *objectName,
+                                      const std::vector<std::string> &known,
+                                      const std::string &knownText) {
   std::string_view name;
-  if (field.unescaped_key().get(name))
-    return malformed(at, simdjson::STRING_ERROR);
-  auto diag = error(at, context() + "unknown field " + quoteForMessage(name) +
-                            " in " + objectName);
+  if (field.unescaped_key().get(name)) {
+    malformed(keyAt, simdjson::STRING_ERROR);
+    return -1;
+  }
+  // A name spelled with escapes ("r\u0061nk") is that name.
+  for (size_t i = 0; i < known.size(); ++i)
+    if (name == known[i])
+      return static_cast<int>(i);
+  auto diag = error(keyAt, context() + "unknown field " +
+                               quoteForMessage(name) + " in " + objectName);
   std::string suggestion = closestSpelling(std::string(name), known);
   if (!suggestion.empty())
     diag.hint("did you mean '" + suggestion + "'?");
   else
     diag.hint(std::string("known fields of ") + objectName + ": " + knownText);
+  return -1;
 }
 
-bool MetadataParser::firstTime(unsigned &seen, int index,
-                               ondemand::field &field, std::string_view name) {
+bool MetadataParser::firstTime(unsigned &seen, int index, const char *keyAt,
+                               std::string_view name) {
   if (seen & (1u << index)) {
-    error(field.key().raw() - 1,
-          context() + "field '" + std::string(name) + "' appears twice")
+    error(keyAt, context() + "field '" + std::string(name) + "' appears twice")
         .hint("give each field once");
     return false;
   }
@@ -226,15 +232,17 @@ std::optional<ShardMetadata> MetadataParser::parse() {
       break;
     }
     ondemand::field &field = result.value_unsafe();
-    int index = fieldIndex(field.key(), kRootFields);
+    const char *fieldAt = field.key().raw() - 1;
+    int index = fieldIndex<kRootFields>(field.key());
+    if (index < 0)
+      index = escapedFieldIndex(field, fieldAt, "the metadata",
+                                fieldList(kRootFields), joinFields(kRootFields));
     if (index < 0) {
-      unknownField(field, "the metadata", fieldList(kRootFields),
-                   joinFields(kRootFields));
       if (stopped_)
         break;
       continue;
     }
-    if (!firstTime(seen, index, field, kRootFields[index]))
+    if (!firstTime(seen, index, fieldAt, kRootFields[index]))
       continue;
     readRootField(index, field.value());
     if (stopped_)

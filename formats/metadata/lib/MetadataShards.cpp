@@ -62,15 +62,17 @@ void MetadataParser::parseShard(ondemand::value &value) {
     if (simdjson::error_code code = result.error())
       return malformed(nullptr, code);
     ondemand::field &field = result.value_unsafe();
-    int index = fieldIndex(field.key(), kShardFields);
+    const char *fieldAt = field.key().raw() - 1;
+    int index = fieldIndex<kShardFields>(field.key());
+    if (index < 0)
+      index = escapedFieldIndex(field, fieldAt, "a shard",
+                                fieldList(kShardFields), joinFields(kShardFields));
     if (index < 0) {
-      unknownField(field, "a shard", fieldList(kShardFields),
-                   joinFields(kShardFields));
       if (stopped_)
         return;
       continue;
     }
-    if (!firstTime(seen, index, field, kShardFields[index]))
+    if (!firstTime(seen, index, fieldAt, kShardFields[index]))
       continue;
     readShardField(index, field.value(), shard);
     if (stopped_)

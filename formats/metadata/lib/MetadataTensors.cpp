@@ -89,11 +89,13 @@ void MetadataParser::parseTensor(std::string_view key, const char *keyAt,
     if (simdjson::error_code code = result.error())
       return malformed(nullptr, code);
     ondemand::field &field = result.value_unsafe();
-    int index = fieldIndex(field.key(), kTensorFields);
-    if (index < 0) {
-      unknownField(field, "a tensor", fieldList(kTensorFields),
-                   joinFields(kTensorFields));
-    } else if (firstTime(seen, index, field, kTensorFields[index])) {
+    const char *fieldAt = field.key().raw() - 1;
+    int index = fieldIndex<kTensorFields>(field.key());
+    if (index < 0)
+      index = escapedFieldIndex(field, fieldAt, "a tensor",
+                                fieldList(kTensorFields),
+                                joinFields(kTensorFields));
+    if (index >= 0 && firstTime(seen, index, fieldAt, kTensorFields[index])) {
       ondemand::value &fieldValue = field.value();
       switch (index) {
       case kDType:

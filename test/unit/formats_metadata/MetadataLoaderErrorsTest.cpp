@@ -161,6 +161,43 @@ TEST(MetadataLoaderErrors, UnknownFieldsAtEveryLevelWithSuggestions) {
             "local_shape, flat_range, xxh3\n");
 }
 
+// Field names are compared in place, as words of the raw key: a key that
+// extends a name, one that stops short of it or differs in its last byte is
+// not that name; one that spells it with an escape is (JSON's equal keys),
+// here given twice.
+TEST(MetadataLoaderErrors, KeysCloseToFieldNames) {
+  std::string text =
+      "{\"format\": \"aoa-metadata\", \"version\": 1, \"tensors\": {\"w\": "
+      "{\"dtype\": \"bfloat16\", \"global_shape\": [4], \"shards\": [\n"
+      "{\"rank\": 0, \"rank2\": 0, \"fil\": \"g\", \"global_offsez\": [0], "
+      "\"r\\u0061nk\": 0, \"file\": \"f\", \"name\": \"w\", "
+      "\"global_offset\": [0], \"local_shape\": [4]}]}}}";
+  Loaded loaded(text);
+  EXPECT_FALSE(loaded.metadata);
+  ASSERT_EQ(loaded.diagnostics.size(), 4u) << loaded.all();
+  EXPECT_EQ(loaded.message(0),
+            "tensor 'w', shard 0: unknown field 'rank2' in a shard");
+  EXPECT_EQ(loaded.message(1),
+            "tensor 'w', shard 0: unknown field 'fil' in a shard");
+  EXPECT_EQ(loaded.message(2),
+            "tensor 'w', shard 0: unknown field 'global_offsez' in a shard");
+  EXPECT_EQ(loaded.message(3),
+            "tensor 'w', shard 0: field 'rank' appears twice");
+  EXPECT_EQ(loaded.where(3), placeOf(text, "\"r\\u0061nk\""));
+}
+
+TEST(MetadataLoaderErrors, FieldNamesSpelledWithEscapes) {
+  std::string text =
+      "{\"form\\u0061t\": \"aoa-metadata\", \"version\": 1, \"tensors\": "
+      "{\"w\": {\"dtyp\\u0065\": \"bfloat16\", \"global_shape\": [4], "
+      "\"shards\": [{\"r\\u0061nk\": 0, \"file\": \"f\", \"name\": \"w\", "
+      "\"global_offset\": [0], \"local_shape\": [4]}]}}}";
+  Loaded loaded(text);
+  ASSERT_TRUE(loaded.metadata) << loaded.all();
+  ASSERT_EQ(loaded.metadata->tensorCount(), 1u);
+  EXPECT_EQ(loaded.metadata->tensor(0).dtype(), DType::BF16);
+}
+
 TEST(MetadataLoaderErrors, WrongValueTypes) {
   std::string text =
       std::string(kHeader) +
