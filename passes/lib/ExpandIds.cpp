@@ -357,6 +357,7 @@ bool ExpandIdsPass::expand(CompilationState &state, Statement &statement,
     return false;
   }
   NameTemplates lhs(statement.lhs), rhs(statement.rhs);
+  SharedString printed(printStatement(statement));
   for (const Captures &combo : combinations) {
     Captures otherSide = combo;
     if (offsetMacro) {
@@ -374,7 +375,7 @@ bool ExpandIdsPass::expand(CompilationState &state, Statement &statement,
       }
       otherSide[std::string(kLayerIdOffset)] = std::to_string(shifted);
     }
-    Statement child = deriveStatement(statement, name());
+    Statement child = deriveStatement(statement, name(), printed);
     child.tags = statement.tags;
     child.attributes = statement.attributes;
     child.lhs = lhs.substitute(tmpl.onLeft ? combo : otherSide);

@@ -106,7 +106,9 @@ Name FusedExpansion::piece(const std::string &label) const {
 
 void FusedExpansion::emit(std::vector<Name> lhs, std::vector<Name> rhs,
                           std::vector<Statement> &out) const {
-  Statement child = deriveStatement(statement_, pass_);
+  if (printedStatement_.empty())
+    printedStatement_ = SharedString(printStatement(statement_));
+  Statement child = deriveStatement(statement_, pass_, printedStatement_);
   child.lhs = std::move(lhs);
   child.rhs = std::move(rhs);
   child.attributes.push_back(makeIntegerAttribute("axis", axis_, tagLocation_));

@@ -80,6 +80,9 @@ private:
   SourceLocation tagLocation_;
   /// What every piece name starts with: `<pass>.N.` (piece()).
   std::string piecePrefix_;
+  /// The statement as printed, once, for the expansion chain of every
+  /// statement emit makes.
+  mutable SharedString printedStatement_;
   bool silent_ = false;
 };
 

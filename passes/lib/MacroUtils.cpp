@@ -7,12 +7,18 @@
 namespace aoa {
 
 Statement deriveStatement(const Statement &parent, const char *pass) {
+  return deriveStatement(parent, pass, SharedString(printStatement(parent)));
+}
+
+Statement deriveStatement(const Statement &parent, const char *pass,
+                          const SharedString &printedParent) {
   Statement child;
   child.location = parent.location;
   child.arrowLocation = parent.arrowLocation;
+  child.expansion.reserve(parent.expansion.size() + 1);
   child.expansion = parent.expansion;
   child.expansion.push_back(
-      ExpansionStep{pass, printStatement(parent), parent.location});
+      ExpansionStep{pass, printedParent, parent.location});
   return child;
 }
 

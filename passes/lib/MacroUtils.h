@@ -13,6 +13,10 @@ namespace aoa {
 /// A statement made by `pass` from `parent`: same location, the parent's
 /// expansion chain plus one step, no names, tags or attributes yet.
 Statement deriveStatement(const Statement &parent, const char *pass);
+/// The same, with the parent's printed form given: a macro that makes many
+/// statements from one parent prints it once (printStatement).
+Statement deriveStatement(const Statement &parent, const char *pass,
+                          const SharedString &printedParent);
 
 /// A name made by a macro, located at `location`.
 Name makeName(std::string text, SourceLocation location, bool temporary);

@@ -9,6 +9,7 @@
 #ifndef AOA_IR_AST_H
 #define AOA_IR_AST_H
 
+#include "aoa/ir/SharedString.h"
 #include "aoa/ir/SourceManager.h"
 
 #include <cstdint>
@@ -70,9 +71,11 @@ struct Attribute {
 
 /// One step of the chain that produced a generated statement: the statement
 /// it came from (its printed form and location) and the pass that made it.
+/// (The text is shared: every statement a macro makes from one parent, and
+/// every statement made from those, carries it.)
 struct ExpansionStep {
   std::string pass;
-  std::string fromText;
+  SharedString fromText;
   SourceLocation fromLocation;
 };
 
