@@ -17,6 +17,7 @@
 #include "aoa/ir/OptimizerState.h"
 #include "aoa/passes/CompilationState.h"
 
+#include <array>
 #include <memory>
 #include <set>
 #include <string>
@@ -175,8 +176,18 @@ private:
   std::optional<TensorRef> storedSource(const std::string &key,
                                         const TensorDesc &query,
                                         const TargetBinding &binding) {
-    if (std::optional<TensorRef> t = state_.source.metadata()->find(key))
+    const ShardMetadata &source = *state_.source.metadata();
+    for (const RecentSource &recent : recentSources_)
+      if (recent.filled && recent.key == key)
+        return source.tensor(recent.tensor);
+    if (std::optional<TensorRef> t = source.find(key)) {
+      RecentSource &slot = recentSources_[nextRecentSource_];
+      nextRecentSource_ = (nextRecentSource_ + 1) % recentSources_.size();
+      slot.key.assign(key);
+      slot.tensor = t->id();
+      slot.filled = true;
       return t;
+    }
     if (giveUpSilently())
       return std::nullopt;
     if (reportedMissing_.insert(key).second)
@@ -365,6 +376,17 @@ private:
   /// (Detail::Facts).
   bool queryIsState_ = false;
   std::string sourceKey_;
+  /// The last few source keys storedSource found: the queries of one
+  /// destination key (a query per shard) and their pieces read the same few
+  /// source keys, and a lookup by text is a cache miss in the source's key
+  /// table (a quarter of find-shard-sources).
+  struct RecentSource {
+    std::string key;
+    TensorId tensor = 0;
+    bool filled = false;
+  };
+  std::array<RecentSource, 4> recentSources_;
+  size_t nextRecentSource_ = 0;
   bool silent_ = false;
   bool gaveUp_ = false;
 };
