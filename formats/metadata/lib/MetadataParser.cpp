@@ -119,8 +119,7 @@ void MetadataParser::wrongType(ondemand::value &value, std::string_view what,
       .hint(hint);
 }
 
-int MetadataParser::escapedFieldIndex(ondemand::field &field,
-                                      const char *keyAt,
+int MetadataParser::escapedFieldIndex(ondemand::field &field, const char *keyAt,
                                       const char *objectName,
                                       const std::vector<std::string> &known,
                                       const std::string &knownText) {
@@ -233,10 +232,7 @@ std::optional<ShardMetadata> MetadataParser::parse() {
     }
     ondemand::field &field = result.value_unsafe();
     const char *fieldAt = field.key().raw() - 1;
-    int index = fieldIndex<kRootFields>(field.key());
-    if (index < 0)
-      index = escapedFieldIndex(field, fieldAt, "the metadata",
-                                fieldList(kRootFields), joinFields(kRootFields));
+    int index = fieldIndexOrReport<kRootFields>(field, fieldAt, "the metadata");
     if (index < 0) {
       if (stopped_)
         break;

@@ -119,11 +119,11 @@ constexpr bool fitFieldPatterns(const std::array<std::string_view, N> &names) {
 template <const auto &Names> int fieldIndex(ondemand::raw_json_string key) {
   static_assert(fitFieldPatterns(Names), "a field name over 15 bytes");
   static_assert(simdjson::SIMDJSON_PADDING >= 16);
-  static const std::array<FieldPattern, std::tuple_size_v<
-                                            std::decay_t<decltype(Names)>>>
+  static const std::array<FieldPattern,
+                          std::tuple_size_v<std::decay_t<decltype(Names)>>>
       patterns = fieldPatterns(
-          Names, std::make_index_sequence<std::tuple_size_v<
-                     std::decay_t<decltype(Names)>>>());
+          Names, std::make_index_sequence<
+                     std::tuple_size_v<std::decay_t<decltype(Names)>>>());
   for (size_t i = 0; i < patterns.size(); ++i)
     if (patterns[i].matches(key.raw()))
       return static_cast<int>(i);
@@ -225,6 +225,16 @@ private:
                         const char *objectName,
                         const std::vector<std::string> &known,
                         const std::string &knownText);
+  /// The index of `field`'s name among `Names` (fieldIndex, then
+  /// escapedFieldIndex); -1 after reporting an unknown field.
+  template <const auto &Names>
+  int fieldIndexOrReport(ondemand::field &field, const char *fieldAt,
+                         const char *objectName) {
+    int index = fieldIndex<Names>(field.key());
+    return index >= 0 ? index
+                      : escapedFieldIndex(field, fieldAt, objectName,
+                                          fieldList(Names), joinFields(Names));
+  }
   /// Returns false (after reporting at `keyAt`) when `index` was already
   /// seen in this object.
   bool firstTime(unsigned &seen, int index, const char *keyAt,

@@ -63,10 +63,7 @@ void MetadataParser::parseShard(ondemand::value &value) {
       return malformed(nullptr, code);
     ondemand::field &field = result.value_unsafe();
     const char *fieldAt = field.key().raw() - 1;
-    int index = fieldIndex<kShardFields>(field.key());
-    if (index < 0)
-      index = escapedFieldIndex(field, fieldAt, "a shard",
-                                fieldList(kShardFields), joinFields(kShardFields));
+    int index = fieldIndexOrReport<kShardFields>(field, fieldAt, "a shard");
     if (index < 0) {
       if (stopped_)
         return;

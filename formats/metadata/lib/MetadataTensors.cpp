@@ -90,11 +90,7 @@ void MetadataParser::parseTensor(std::string_view key, const char *keyAt,
       return malformed(nullptr, code);
     ondemand::field &field = result.value_unsafe();
     const char *fieldAt = field.key().raw() - 1;
-    int index = fieldIndex<kTensorFields>(field.key());
-    if (index < 0)
-      index = escapedFieldIndex(field, fieldAt, "a tensor",
-                                fieldList(kTensorFields),
-                                joinFields(kTensorFields));
+    int index = fieldIndexOrReport<kTensorFields>(field, fieldAt, "a tensor");
     if (index >= 0 && firstTime(seen, index, fieldAt, kTensorFields[index])) {
       ondemand::value &fieldValue = field.value();
       switch (index) {
