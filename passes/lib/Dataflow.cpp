@@ -1,7 +1,6 @@
 //===- Dataflow.cpp --------------------------------------------------------===//
 #include "aoa/passes/Dataflow.h"
 
-#include "aoa/ir/OptimizerState.h"
 #include "aoa/passes/KeySpace.h"
 
 namespace aoa {
@@ -10,15 +9,7 @@ std::optional<uint32_t> Dataflow::inputFor(const KeySpace &source,
                                            const std::string &key) {
   if (std::optional<uint32_t> id = inputKeys.find(key))
     return id;
-  const ShardMetadata *metadata = source.metadata();
-  if (!metadata)
-    return std::nullopt;
-  std::optional<TensorRef> tensor = metadata->find(key);
-  if (!tensor && source.isModelKey(key))
-    for (std::string_view suffix : kOptimizerSuffixes)
-      if (!isBetaPowSuffix(suffix) &&
-          (tensor = metadata->find(key + std::string(suffix))))
-        break;
+  std::optional<TensorRef> tensor = source.representative(key);
   if (!tensor)
     return std::nullopt;
   uint32_t id = static_cast<uint32_t>(inputs.size());

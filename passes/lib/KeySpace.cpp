@@ -10,25 +10,56 @@
 
 namespace aoa {
 
+namespace {
+
+/// The suffixes of the stored tensors that stand for a model key and are
+/// sharded like it, in the order they are consulted: the key itself, then
+/// its states (the beta-pow accumulators are scalars and do not count).
+constexpr std::string_view kShardedLikeKey[] = {
+    std::string_view(), kOptimizerSuffixes[0], kOptimizerSuffixes[1],
+    kOptimizerSuffixes[2]};
+
+/// The index of `suffix` in kShardedLikeKey, or nullopt.
+std::optional<size_t> shardedLikeKeyIndex(std::string_view suffix) {
+  for (size_t i = 0; i < std::size(kShardedLikeKey); ++i)
+    if (suffix == kShardedLikeKey[i])
+      return i;
+  return std::nullopt;
+}
+
+} // namespace
+
 KeySpace::KeySpace(const ShardMetadata &metadata, std::string sideName,
                    std::string path)
     : metadata_(&metadata), sideName_(std::move(sideName)),
       path_(std::move(path)) {
-  // The set and lists hold views of the metadata's interned keys (a model
+  static_assert(std::size(kShardedLikeKey) == std::tuple_size_v<ModelKeyTensors>);
+  // The map and lists hold views of the metadata's interned keys (a model
   // key is a prefix of its stored key), so lookups never copy a string. A
   // stored key is found in the metadata's own index; only model keys need
-  // a set of their own.
+  // a map of their own.
   llvm::ArrayRef<TensorId> byKey = metadata.tensorIdsByKey();
   std::vector<std::string_view> storedKeys;
   storedKeys.reserve(byKey.size());
-  modelKeySet_.reserve(byKey.size());
+  modelKeyTensors_.reserve(byKey.size());
+  ModelKeyTensors none;
+  none.fill(kNoTensor);
   for (TensorId id : byKey) {
     std::string_view key = metadata.tensor(id).key();
     storedKeys.push_back(key);
-    std::string_view model = splitOptimizerSuffix(key).first;
-    if (modelKeySet_.insert(model).second)
+    auto [model, suffix] = splitOptimizerSuffix(key);
+    auto [entry, inserted] = modelKeyTensors_.try_emplace(model, none);
+    if (inserted)
       modelKeys_.emplace_back(model);
+    if (std::optional<size_t> index = shardedLikeKeyIndex(suffix))
+      entry->second[*index] = id;
   }
+  // A model key that is stored under a suffixed spelling of another
+  // (`a.w_0` beside `a.w_0.moment1_0`) is stored itself all the same.
+  for (auto &[model, tensors] : modelKeyTensors_)
+    if (tensors[0] == kNoTensor)
+      if (std::optional<TensorRef> tensor = metadata.find(model))
+        tensors[0] = tensor->id();
   std::sort(modelKeys_.begin(), modelKeys_.end());
   // Both lists are sorted (tensorIdsByKey is in byte order) and without
   // repeats: their union is every name once, sorted.
@@ -45,18 +76,22 @@ bool KeySpace::isStoredKey(std::string_view key) const {
   return metadata_ && metadata_->find(key).has_value();
 }
 
-std::optional<size_t> KeySpace::rankOf(std::string_view name) const {
+std::optional<TensorRef>
+KeySpace::representative(std::string_view name) const {
   if (!metadata_)
     return std::nullopt;
-  if (std::optional<TensorRef> tensor = metadata_->find(name))
+  const ModelKeyTensors *tensors = findModelKey(name);
+  if (!tensors)
+    return metadata_->find(name);
+  for (TensorId id : *tensors) // (the key itself first, when it is stored)
+    if (id != kNoTensor)
+      return metadata_->tensor(id);
+  return std::nullopt;
+}
+
+std::optional<size_t> KeySpace::rankOf(std::string_view name) const {
+  if (std::optional<TensorRef> tensor = representative(name))
     return tensor->ndim();
-  if (!isModelKey(name))
-    return std::nullopt;
-  for (std::string_view suffix : kOptimizerSuffixes)
-    if (std::optional<TensorRef> tensor =
-            metadata_->find(std::string(name) + std::string(suffix));
-        tensor && !isBetaPowSuffix(suffix))
-      return tensor->ndim();
   return std::nullopt;
 }
 
@@ -113,7 +148,8 @@ std::optional<int64_t> KeySpace::shardCountAlongAxis(std::string_view name,
     why = "no " + sideName_ + " metadata";
     return std::nullopt;
   }
-  if (!isModelKey(name)) {
+  const ModelKeyTensors *tensors = findModelKey(name);
+  if (!tensors) {
     std::optional<TensorRef> tensor = metadata_->find(name);
     if (!tensor) {
       why = "'" + std::string(name) + "' is not in the " + sideName_ +
@@ -122,26 +158,24 @@ std::optional<int64_t> KeySpace::shardCountAlongAxis(std::string_view name,
     }
     return countOneKey(*tensor, axis, why);
   }
-  // A model key and its states sharded like it must agree (the beta-pow
-  // accumulators are scalars and do not count).
+  // A model key and its states sharded like it must agree.
   std::optional<int64_t> agreed;
-  std::string agreedKey, key;
-  for (std::string_view suffix : {std::string_view(), kOptimizerSuffixes[0],
-                                  kOptimizerSuffixes[1], kOptimizerSuffixes[2]}) {
-    key.assign(name).append(suffix);
-    std::optional<TensorRef> tensor = metadata_->find(key);
-    if (!tensor)
+  std::string_view agreedKey;
+  for (TensorId id : *tensors) {
+    if (id == kNoTensor)
       continue;
-    std::optional<int64_t> count = countOneKey(*tensor, axis, why);
+    TensorRef tensor = metadata_->tensor(id);
+    std::optional<int64_t> count = countOneKey(tensor, axis, why);
     if (!count)
       return std::nullopt;
     if (agreed && *agreed != *count) {
-      why = "'" + agreedKey + "' has " + std::to_string(*agreed) +
-            " shards but '" + key + "' has " + std::to_string(*count);
+      why = "'" + std::string(agreedKey) + "' has " + std::to_string(*agreed) +
+            " shards but '" + std::string(tensor.key()) + "' has " +
+            std::to_string(*count);
       return std::nullopt;
     }
     agreed = count;
-    agreedKey = key;
+    agreedKey = tensor.key();
   }
   if (!agreed) {
     why = "'" + std::string(name) + "' has no stored tensor";

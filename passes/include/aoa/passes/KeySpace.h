@@ -10,10 +10,11 @@
 
 #include "aoa/ir/ShardMetadata.h"
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 namespace aoa {
@@ -44,12 +45,15 @@ public:
   const std::vector<std::string_view> &modelKeys() const { return modelKeys_; }
   bool contains(std::string_view name) const;
   bool isModelKey(std::string_view name) const {
-    return modelKeySet_.count(name) != 0;
+    return modelKeyTensors_.count(name) != 0;
   }
   bool isStoredKey(std::string_view key) const;
 
-  /// The rank of `name`: of the stored key, or for a model key of its first
-  /// stored tensor (the key itself, then its states); nullopt if none.
+  /// The tensor that stands for `name`: the stored key itself, or for a
+  /// model key its first stored state sharded like it (.w_0, .moment1_0,
+  /// .moment2_0); nullopt if none.
+  std::optional<TensorRef> representative(std::string_view name) const;
+  /// The rank of representative(name); nullopt if none.
   std::optional<size_t> rankOf(std::string_view name) const;
 
   /// The number of shards of `name` along `axis`: the distinct intervals of
@@ -61,6 +65,17 @@ public:
                                              std::string &why) const;
 
 private:
+  /// A model key's stored tensors, looked up once when the key space is
+  /// built (fused macros ask for tens of thousands of keys, each a few
+  /// times): the key itself, then its states sharded like it, in the order
+  /// of kShardedLikeKey; kNoTensor where absent.
+  static constexpr TensorId kNoTensor = UINT32_MAX;
+  using ModelKeyTensors = std::array<TensorId, 4>;
+  const ModelKeyTensors *findModelKey(std::string_view name) const {
+    auto it = modelKeyTensors_.find(name);
+    return it == modelKeyTensors_.end() ? nullptr : &it->second;
+  }
+
   std::optional<int64_t> countOneKey(TensorRef tensor, int64_t axis,
                                      std::string &why) const;
 
@@ -69,7 +84,7 @@ private:
   std::string path_;
   std::vector<std::string_view> names_;
   std::vector<std::string_view> modelKeys_;
-  std::unordered_set<std::string_view> modelKeySet_;
+  std::unordered_map<std::string_view, ModelKeyTensors> modelKeyTensors_;
 };
 
 } // namespace aoa
