@@ -6,6 +6,8 @@
 
 #include "aoa/passes/AxisTrace.h"
 
+#include <charconv>
+
 namespace aoa {
 
 FusedExpansion::FusedExpansion(CompilationState &state,
@@ -100,8 +102,21 @@ bool FusedExpansion::checkPieceCount(int64_t pieces, const Name &left,
   return false;
 }
 
-Name FusedExpansion::piece(const std::string &label) const {
-  return makeName(piecePrefix_ + label, tagLocation_, true);
+Name FusedExpansion::piece(std::string_view label) const {
+  std::string text;
+  text.reserve(piecePrefix_.size() + label.size());
+  text.append(piecePrefix_).append(label);
+  return makeName(std::move(text), tagLocation_, true);
+}
+
+Name FusedExpansion::piece(std::string_view label, int64_t index) const {
+  char digits[24];
+  auto [end, error] = std::to_chars(digits, digits + sizeof digits, index);
+  (void)error; // (24 characters hold any int64_t)
+  std::string text;
+  text.reserve(piecePrefix_.size() + label.size() + (end - digits));
+  text.append(piecePrefix_).append(label).append(digits, end);
+  return makeName(std::move(text), tagLocation_, true);
 }
 
 void FusedExpansion::emit(std::vector<Name> lhs, std::vector<Name> rhs,

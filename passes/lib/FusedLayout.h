@@ -29,8 +29,11 @@ public:
   int64_t axis() const { return axis_; }
 
   /// A temporary piece name, unique to this statement: `%<pass>.N.<label>`.
-  Name piece(const std::string &label) const;
-  Name temporary(const std::string &label) const { return piece(label); }
+  Name piece(std::string_view label) const;
+  /// piece(label + decimal index), built in one string: a large model's
+  /// fused statements make hundreds of thousands of them.
+  Name piece(std::string_view label, int64_t index) const;
+  Name temporary(std::string_view label) const { return piece(label); }
 
   /// Emits `lhs -> rhs, axis=A`.
   void emit(std::vector<Name> lhs, std::vector<Name> rhs,

@@ -37,10 +37,9 @@ std::vector<Name> layout(const FusedExpansion &e, int64_t t, int64_t n) {
   std::vector<Name> names;
   names.reserve(2 * static_cast<size_t>(n));
   for (int64_t r = 0; r < t; ++r)
-    for (const char *label : {"GATE", "UP"})
+    for (const char *label : {"GATE_", "UP_"})
       for (int64_t j = 0; j < n / t; ++j)
-        names.push_back(
-            e.piece(std::string(label) + "_" + std::to_string(r * n / t + j)));
+        names.push_back(e.piece(label, r * n / t + j));
   return names;
 }
 
@@ -49,7 +48,7 @@ std::vector<Name> pieceRun(const FusedExpansion &e, const char *label,
   std::vector<Name> names;
   names.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)
-    names.push_back(e.piece(std::string(label) + "_" + std::to_string(i)));
+    names.push_back(e.piece(label, i));
   return names;
 }
 
@@ -77,8 +76,8 @@ bool lowerStatement(FusedExpansion &e, const Statement &statement,
       e.emit(layout(e, *tDst, n), {statement.rhs[0]}, out);
     } else {
       e.emit({fused}, layout(e, *tSrc, *tSrc), out);
-      e.emit(pieceRun(e, "GATE", *tSrc), {statement.rhs[0]}, out);
-      e.emit(pieceRun(e, "UP", *tSrc), {statement.rhs[1]}, out);
+      e.emit(pieceRun(e, "GATE_", *tSrc), {statement.rhs[0]}, out);
+      e.emit(pieceRun(e, "UP_", *tSrc), {statement.rhs[1]}, out);
     }
     return true;
   }

@@ -47,15 +47,15 @@ bool LowerFusedQkvPass::run(CompilationState &state) {
     auto pieces = [&](const char *label, int64_t n) {
       std::vector<Name> names;
       for (int64_t i = 0; i < n; ++i)
-        names.push_back(e.piece(std::string(label) + std::to_string(i)));
+        names.push_back(e.piece(label, i));
       return names;
     };
     std::vector<Name> grouped;
     for (int64_t g = 0; g < groups; ++g) {
       for (int64_t h = g * perGroup; h < (g + 1) * perGroup; ++h)
-        grouped.push_back(e.piece("q" + std::to_string(h)));
-      grouped.push_back(e.piece("k" + std::to_string(g)));
-      grouped.push_back(e.piece("v" + std::to_string(g)));
+        grouped.push_back(e.piece("q", h));
+      grouped.push_back(e.piece("k", g));
+      grouped.push_back(e.piece("v", g));
     }
     if (statement.lhs.size() == 1) {
       e.emit({statement.lhs[0]}, grouped, out);

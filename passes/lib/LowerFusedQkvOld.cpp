@@ -31,19 +31,18 @@ std::vector<Name> layout(const FusedExpansion &e, int64_t t, int64_t heads,
                          int64_t groups) {
   std::vector<Name> names;
   for (int64_t r = 0; r < t; ++r)
-    for (auto [label, count] : {std::pair<const char *, int64_t>{"Q", heads},
-                                {"K", groups},
-                                {"V", groups}})
+    for (auto [label, count] : {std::pair<const char *, int64_t>{"Q_", heads},
+                                {"K_", groups},
+                                {"V_", groups}})
       for (int64_t j = 0; j < count / t; ++j)
-        names.push_back(e.piece(std::string(label) + "_" +
-                                std::to_string(r * count / t + j)));
+        names.push_back(e.piece(label, r * count / t + j));
   return names;
 }
 
 std::vector<Name> pieceRun(const FusedExpansion &e, const char *label, int64_t n) {
   std::vector<Name> names;
   for (int64_t i = 0; i < n; ++i)
-    names.push_back(e.piece(std::string(label) + "_" + std::to_string(i)));
+    names.push_back(e.piece(label, i));
   return names;
 }
 
@@ -95,9 +94,9 @@ bool LowerFusedQkvOldPass::run(CompilationState &state) {
         }
         e.emit(layout(e, *tDst, heads, groups), {dst}, out);
       } else {
-        e.emit(pieceRun(e, "Q", heads), {statement.rhs[0]}, out);
-        e.emit(pieceRun(e, "K", groups), {statement.rhs[1]}, out);
-        e.emit(pieceRun(e, "V", groups), {statement.rhs[2]}, out);
+        e.emit(pieceRun(e, "Q_", heads), {statement.rhs[0]}, out);
+        e.emit(pieceRun(e, "K_", groups), {statement.rhs[1]}, out);
+        e.emit(pieceRun(e, "V_", groups), {statement.rhs[2]}, out);
       }
       continue;
     }
