@@ -39,6 +39,8 @@ public:
         bytes[result.temporary] += result.text.size();
       }
     df_.values.reserve(count[0], bytes[0], count[1], bytes[1]);
+    // (Destination names are among the keys: at most as many.)
+    df_.outputs.reserve(count[0], bytes[0], 0, 0);
     // The names' slots are cache misses in tables of several MiB: they are
     // requested a few ops ahead, so that each op finds its names' slots.
     constexpr size_t kOpsAhead = 8;
@@ -115,12 +117,11 @@ private:
       op.resultTypes.push_back(view->type);
     NamedValue value{std::move(view), opIndex, 0};
     if (isDestinationName(name)) {
-      auto previous = df_.outputs.find(name.text);
+      const NamedValue *previous = df_.outputs.find(name);
       bool readsItself = std::find(op.operands.begin(), op.operands.end(),
                                    name) != op.operands.end();
-      if (previous != df_.outputs.end() && !readsItself &&
-          previous->second.producer != kNoOp) {
-        const Op &first = state_.ops[previous->second.producer];
+      if (previous && !readsItself && previous->producer != kNoOp) {
+        const Op &first = state_.ops[previous->producer];
         error(op, op.resultLocations[i],
               "destination key '" + name.text +
                   "' is written by two statements")
@@ -129,7 +130,7 @@ private:
                   "--reverse, two statements reading one name (a fan-out) "
                   "become two writers of it");
       }
-      df_.outputs[name.text] = value;
+      df_.outputs.assign(name, value);
     }
     df_.values.assign(name, std::move(value));
   }

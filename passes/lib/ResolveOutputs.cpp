@@ -143,7 +143,7 @@ private:
   /// states come one after the other and share these lookups.
   struct ModelLookup {
     std::string model;
-    std::map<std::string, NamedValue>::const_iterator assigned;
+    const NamedValue *assigned = nullptr;
     /// Dataflow::inputFor(model), once asked.
     std::optional<std::optional<uint32_t>> input;
   };
@@ -152,7 +152,8 @@ private:
     if (!lastModel_ || lastModel_->model != model) {
       lastModel_.emplace();
       lastModel_->model = std::string(model);
-      lastModel_->assigned = df_.outputs.find(lastModel_->model);
+      lastModel_->assigned =
+          df_.outputs.find(ValueNameRef(lastModel_->model, false));
     }
     return *lastModel_;
   }
@@ -161,21 +162,24 @@ private:
     TargetBinding binding;
     auto [model, suffix] = splitOptimizerSuffix(key);
     ModelLookup &lookup = lookUpModel(model);
-    auto assigned = suffix.empty() ? lookup.assigned : df_.outputs.find(key);
-    if (assigned == df_.outputs.end() && !suffix.empty())
+    const NamedValue *assigned =
+        suffix.empty() ? lookup.assigned
+                       : df_.outputs.find(ValueNameRef(key, false));
+    if (!assigned && !suffix.empty())
       assigned = lookup.assigned;
     else
       suffix = {};
-    if (assigned != df_.outputs.end() && assigned->second.view) {
+    if (assigned && assigned->view) {
       binding.kind = TargetBinding::Kind::Assigned;
-      binding.view = assigned->second.view;
-      binding.producer = assigned->second.producer;
+      binding.view = assigned->view;
+      binding.producer = assigned->producer;
       binding.suffix = std::string(suffix);
       return binding;
     }
-    if (assigned != df_.outputs.end())
+    if (assigned)
       return binding; // its statement failed and was reported
-    if (df_.added.count(key) || df_.added.count(std::string(model))) {
+    if (!df_.added.empty() &&
+        (df_.added.count(key) || df_.added.count(std::string(model)))) {
       binding.kind = TargetBinding::Kind::Added;
       return binding;
     }

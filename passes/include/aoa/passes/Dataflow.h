@@ -47,8 +47,9 @@ struct Dataflow {
   /// names), holding their latest value.
   NamedValueTable values;
   /// Destination names (model keys or stored keys of the destination) that an
-  /// op assigned, with their value.
-  std::map<std::string, NamedValue> outputs;
+  /// op assigned, with their value (never temporaries). Unlike `values`, a
+  /// failed op does not overwrite them.
+  NamedValueTable outputs;
   /// `_ -> key`: the op that added it.
   std::map<std::string, size_t> added;
 
