@@ -9,12 +9,14 @@ std::optional<uint32_t> Dataflow::inputFor(const KeySpace &source,
                                            const std::string &key) {
   if (std::optional<uint32_t> id = inputKeys.find(key))
     return id;
-  std::optional<TensorRef> tensor = source.representative(key);
+  KeySpace::StoredForms stored = source.storedForms(key);
+  std::optional<TensorRef> tensor = source.representative(stored);
   if (!tensor)
     return std::nullopt;
   uint32_t id = static_cast<uint32_t>(inputs.size());
   InputTensor input;
   input.key = key;
+  input.stored = stored;
   input.type.shape.assign(tensor->globalShape().begin(),
                           tensor->globalShape().end());
   input.type.dtype = tensor->dtype();

@@ -12,28 +12,27 @@ namespace aoa {
 
 namespace {
 
-/// The suffixes of the stored tensors that stand for a model key and are
-/// sharded like it, in the order they are consulted: the key itself, then
-/// its states (the beta-pow accumulators are scalars and do not count).
+/// The suffixes of KeySpace::StoredForms, in order: the key itself, then
+/// the states sharded like it (the beta-pow accumulators are scalars and do
+/// not count).
 constexpr std::string_view kShardedLikeKey[] = {
     std::string_view(), kOptimizerSuffixes[0], kOptimizerSuffixes[1],
     kOptimizerSuffixes[2]};
 
-/// The index of `suffix` in kShardedLikeKey, or nullopt.
-std::optional<size_t> shardedLikeKeyIndex(std::string_view suffix) {
+} // namespace
+
+std::optional<size_t> KeySpace::storedFormIndex(std::string_view suffix) {
   for (size_t i = 0; i < std::size(kShardedLikeKey); ++i)
     if (suffix == kShardedLikeKey[i])
       return i;
   return std::nullopt;
 }
 
-} // namespace
-
 KeySpace::KeySpace(const ShardMetadata &metadata, std::string sideName,
                    std::string path)
     : metadata_(&metadata), sideName_(std::move(sideName)),
       path_(std::move(path)) {
-  static_assert(std::size(kShardedLikeKey) == std::tuple_size_v<ModelKeyTensors>);
+  static_assert(std::size(kShardedLikeKey) == std::tuple_size_v<StoredForms>);
   // The map and lists hold views of the metadata's interned keys (a model
   // key is a prefix of its stored key), so lookups never copy a string. A
   // stored key is found in the metadata's own index; only model keys need
@@ -42,7 +41,7 @@ KeySpace::KeySpace(const ShardMetadata &metadata, std::string sideName,
   std::vector<std::string_view> storedKeys;
   storedKeys.reserve(byKey.size());
   modelKeyTensors_.reserve(byKey.size());
-  ModelKeyTensors none;
+  StoredForms none;
   none.fill(kNoTensor);
   for (TensorId id : byKey) {
     std::string_view key = metadata.tensor(id).key();
@@ -51,7 +50,7 @@ KeySpace::KeySpace(const ShardMetadata &metadata, std::string sideName,
     auto [entry, inserted] = modelKeyTensors_.try_emplace(model, none);
     if (inserted)
       modelKeys_.emplace_back(model);
-    if (std::optional<size_t> index = shardedLikeKeyIndex(suffix))
+    if (std::optional<size_t> index = storedFormIndex(suffix))
       entry->second[*index] = id;
   }
   // A model key that is stored under a suffixed spelling of another
@@ -76,17 +75,31 @@ bool KeySpace::isStoredKey(std::string_view key) const {
   return metadata_ && metadata_->find(key).has_value();
 }
 
-std::optional<TensorRef>
-KeySpace::representative(std::string_view name) const {
+KeySpace::StoredForms KeySpace::storedForms(std::string_view name) const {
+  StoredForms forms;
+  forms.fill(kNoTensor);
   if (!metadata_)
-    return std::nullopt;
-  const ModelKeyTensors *tensors = findModelKey(name);
-  if (!tensors)
-    return metadata_->find(name);
-  for (TensorId id : *tensors) // (the key itself first, when it is stored)
+    return forms;
+  if (const StoredForms *tensors = findModelKey(name))
+    return *tensors;
+  // Not a model key: no stored key is `name` + a suffix (its model key
+  // would be `name`), so only the name itself can be stored.
+  if (std::optional<TensorRef> tensor = metadata_->find(name))
+    forms[0] = tensor->id();
+  return forms;
+}
+
+std::optional<TensorRef>
+KeySpace::representative(const StoredForms &forms) const {
+  for (TensorId id : forms) // (the key itself first, when it is stored)
     if (id != kNoTensor)
       return metadata_->tensor(id);
   return std::nullopt;
+}
+
+std::optional<TensorRef>
+KeySpace::representative(std::string_view name) const {
+  return representative(storedForms(name));
 }
 
 std::optional<size_t> KeySpace::rankOf(std::string_view name) const {
@@ -148,7 +161,7 @@ std::optional<int64_t> KeySpace::shardCountAlongAxis(std::string_view name,
     why = "no " + sideName_ + " metadata";
     return std::nullopt;
   }
-  const ModelKeyTensors *tensors = findModelKey(name);
+  const StoredForms *tensors = findModelKey(name);
   if (!tensors) {
     std::optional<TensorRef> tensor = metadata_->find(name);
     if (!tensor) {

@@ -17,7 +17,6 @@
 #include "aoa/ir/OptimizerState.h"
 #include "aoa/passes/CompilationState.h"
 
-#include <array>
 #include <memory>
 #include <set>
 #include <string>
@@ -101,8 +100,7 @@ private:
   /// tensor `stored` (key `sourceKey`) through `transform` (null: none).
   /// Entries are reused across answers, so that their strings and vectors
   /// keep their memory.
-  void addEntry(const TensorDesc &query, const Box &region,
-                const std::string &sourceKey, TensorRef stored,
+  void addEntry(const TensorDesc &query, const Box &region, TensorRef stored,
                 const Box &sourceRegion,
                 const std::shared_ptr<const Transform> &transform) {
     if (used_ == entrySources_.size())
@@ -127,7 +125,7 @@ private:
       entries_.emplace_back();
     MappingEntry &entry = entries_[at];
     entry.target.assign(query.key, region, query.globalShape, query.dtype);
-    entry.source.assign(sourceKey, sourceRegion, stored.globalShape(),
+    entry.source.assign(stored.key(), sourceRegion, stored.globalShape(),
                         stored.dtype());
     if (transform) {
       entry.postprocess = transform->postprocess;
@@ -172,22 +170,19 @@ private:
     return hits;
   }
 
-  /// The stored source tensor `key`, or an error (once per key).
-  std::optional<TensorRef> storedSource(const std::string &key,
+  /// The stored source tensor input.key + binding.suffix, or an error (once
+  /// per key).
+  std::optional<TensorRef> storedSource(const InputTensor &input,
                                         const TensorDesc &query,
                                         const TargetBinding &binding) {
     const ShardMetadata &source = *state_.source.metadata();
-    for (const RecentSource &recent : recentSources_)
-      if (recent.filled && recent.key == key)
-        return source.tensor(recent.tensor);
-    if (std::optional<TensorRef> t = source.find(key)) {
-      RecentSource &slot = recentSources_[nextRecentSource_];
-      nextRecentSource_ = (nextRecentSource_ + 1) % recentSources_.size();
-      slot.key.assign(key);
-      slot.tensor = t->id();
-      slot.filled = true;
-      return t;
-    }
+    std::optional<size_t> form = KeySpace::storedFormIndex(binding.suffix);
+    if (form && input.stored[*form] != KeySpace::kNoTensor)
+      return source.tensor(input.stored[*form]);
+    std::string key = input.key + binding.suffix;
+    if (!form) // a beta-pow accumulator: looked up by text
+      if (std::optional<TensorRef> t = source.find(key))
+        return t;
     if (giveUpSilently())
       return std::nullopt;
     if (reportedMissing_.insert(key).second)
@@ -261,9 +256,7 @@ private:
             .hint("the destination shards must hold whole reshaped blocks");
         return false;
       }
-      sourceKey_.assign(input.key).append(binding.suffix);
-      const std::string &sourceKey = sourceKey_;
-      std::optional<TensorRef> stored = storedSource(sourceKey, query, binding);
+      std::optional<TensorRef> stored = storedSource(input, query, binding);
       if (!stored)
         return false;
       DType sourceType = stored->dtype();
@@ -275,13 +268,14 @@ private:
           reportAtBinding(binding, query.key,
                           "'" + query.key + "' is " +
                               std::string(dtypeName(query.dtype)) +
-                              " but its source '" + sourceKey + "' gives " +
+                              " but its source '" +
+                              std::string(stored->key()) + "' gives " +
                               std::string(dtypeName(produced)))
               .hint("cast it: `" + query.key + " -> " + query.key + ", " +
                     spellCast(state_, query.dtype, produced) + "`");
         return false;
       }
-      addEntry(query, region, sourceKey, *stored, *source, piece.transform);
+      addEntry(query, region, *stored, *source, piece.transform);
       covered += region.volume();
     }
     if (covered != box.volume()) {
@@ -326,8 +320,7 @@ private:
       const InputTensor &input = df_.inputs[piece.input];
       if (input.removed)
         continue;
-      std::string sourceKey = input.key + binding.suffix;
-      std::optional<TensorRef> stored = storedSource(sourceKey, query, binding);
+      std::optional<TensorRef> stored = storedSource(input, query, binding);
       if (!stored)
         return false;
       Box whole = Box::fromShape(stored->globalShape());
@@ -337,11 +330,11 @@ private:
         reportAtBinding(binding, query.key,
                         "'" + query.key + "' has shape " +
                             formatShape(query.localShape) + " but its source '" +
-                            sourceKey + "' has shape " +
+                            std::string(stored->key()) + "' has shape " +
                             formatShape(whole.shape()));
         return false;
       }
-      addEntry(query, query.box(), sourceKey, *stored, whole, nullptr);
+      addEntry(query, query.box(), *stored, whole, nullptr);
       return true;
     }
     if (giveUpSilently())
@@ -375,18 +368,6 @@ private:
   /// The target of the query being answered is an optimizer state
   /// (Detail::Facts).
   bool queryIsState_ = false;
-  std::string sourceKey_;
-  /// The last few source keys storedSource found: the queries of one
-  /// destination key (a query per shard) and their pieces read the same few
-  /// source keys, and a lookup by text is a cache miss in the source's key
-  /// table (a quarter of find-shard-sources).
-  struct RecentSource {
-    std::string key;
-    TensorId tensor = 0;
-    bool filled = false;
-  };
-  std::array<RecentSource, 4> recentSources_;
-  size_t nextRecentSource_ = 0;
   bool silent_ = false;
   bool gaveUp_ = false;
 };

@@ -10,6 +10,7 @@
 
 #include "aoa/ir/Op.h"
 #include "aoa/ir/View.h"
+#include "aoa/passes/KeySpace.h"
 #include "aoa/passes/NamedValueTable.h"
 #include "aoa/passes/TargetTable.h"
 
@@ -27,6 +28,9 @@ namespace aoa {
 /// it) or a stored key named explicitly, e.g. `k.moment1_0`.
 struct InputTensor {
   std::string key;
+  /// The stored tensors `key` + suffix names (KeySpace::storedForms): the
+  /// sources of the destination keys and states that follow it.
+  KeySpace::StoredForms stored;
   TensorType type;
   /// Its one-piece view: the whole tensor, untransformed.
   ViewRef view;
@@ -34,8 +38,6 @@ struct InputTensor {
   bool removed = false;
   size_t removedBy = kNoOp;
 };
-
-class KeySpace;
 
 struct Dataflow {
   std::vector<InputTensor> inputs;

@@ -49,10 +49,23 @@ public:
   }
   bool isStoredKey(std::string_view key) const;
 
+  /// The stored tensors `name` + suffix names, for the suffixes of the
+  /// tensors sharded like a model key: "", .w_0, .moment1_0, .moment2_0 (in
+  /// that order; storedFormIndex). kNoTensor where there is none. Looked up
+  /// once for all four: a model key's when the key space is built.
+  static constexpr TensorId kNoTensor = UINT32_MAX;
+  using StoredForms = std::array<TensorId, 4>;
+  StoredForms storedForms(std::string_view name) const;
+  /// The index of `suffix` in StoredForms; nullopt for any other suffix
+  /// (the beta-pow accumulators).
+  static std::optional<size_t> storedFormIndex(std::string_view suffix);
+
   /// The tensor that stands for `name`: the stored key itself, or for a
   /// model key its first stored state sharded like it (.w_0, .moment1_0,
   /// .moment2_0); nullopt if none.
   std::optional<TensorRef> representative(std::string_view name) const;
+  /// representative() of names whose storedForms are known.
+  std::optional<TensorRef> representative(const StoredForms &forms) const;
   /// The rank of representative(name); nullopt if none.
   std::optional<size_t> rankOf(std::string_view name) const;
 
@@ -65,13 +78,10 @@ public:
                                              std::string &why) const;
 
 private:
-  /// A model key's stored tensors, looked up once when the key space is
+  /// A model key's stored forms, looked up once when the key space is
   /// built (fused macros ask for tens of thousands of keys, each a few
-  /// times): the key itself, then its states sharded like it, in the order
-  /// of kShardedLikeKey; kNoTensor where absent.
-  static constexpr TensorId kNoTensor = UINT32_MAX;
-  using ModelKeyTensors = std::array<TensorId, 4>;
-  const ModelKeyTensors *findModelKey(std::string_view name) const {
+  /// times, and every answer for its source).
+  const StoredForms *findModelKey(std::string_view name) const {
     auto it = modelKeyTensors_.find(name);
     return it == modelKeyTensors_.end() ? nullptr : &it->second;
   }
@@ -84,7 +94,7 @@ private:
   std::string path_;
   std::vector<std::string_view> names_;
   std::vector<std::string_view> modelKeys_;
-  std::unordered_map<std::string_view, ModelKeyTensors> modelKeyTensors_;
+  std::unordered_map<std::string_view, StoredForms> modelKeyTensors_;
 };
 
 } // namespace aoa
