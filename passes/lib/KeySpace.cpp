@@ -10,21 +10,12 @@
 
 namespace aoa {
 
-namespace {
-
-/// The suffixes of KeySpace::StoredForms, in order: the key itself, then
-/// the states sharded like it (the beta-pow accumulators are scalars and do
-/// not count).
-constexpr std::string_view kShardedLikeKey[] = {
-    std::string_view(), kOptimizerSuffixes[0], kOptimizerSuffixes[1],
-    kOptimizerSuffixes[2]};
-
-} // namespace
-
 std::optional<size_t> KeySpace::storedFormIndex(std::string_view suffix) {
-  for (size_t i = 0; i < std::size(kShardedLikeKey); ++i)
-    if (suffix == kShardedLikeKey[i])
-      return i;
+  if (suffix.empty())
+    return 0;
+  for (size_t i = 0; i < std::size(kOptimizerSuffixes); ++i)
+    if (suffix == kOptimizerSuffixes[i])
+      return i + 1;
   return std::nullopt;
 }
 
@@ -32,7 +23,10 @@ KeySpace::KeySpace(const ShardMetadata &metadata, std::string sideName,
                    std::string path)
     : metadata_(&metadata), sideName_(std::move(sideName)),
       path_(std::move(path)) {
-  static_assert(std::size(kShardedLikeKey) == std::tuple_size_v<StoredForms>);
+  // Form i > 0 is kOptimizerSuffixes[i - 1]: the first that is not
+  // sharded like the key is the first beta-pow accumulator.
+  static_assert(kOptimizerSuffixes[kShardedLikeKey - 1] ==
+                std::string_view(".beta1_pow_acc_0"));
   // The map and lists hold views of the metadata's interned keys (a model
   // key is a prefix of its stored key), so lookups never copy a string. A
   // stored key is found in the metadata's own index; only model keys need
@@ -91,9 +85,10 @@ KeySpace::StoredForms KeySpace::storedForms(std::string_view name) const {
 
 std::optional<TensorRef>
 KeySpace::representative(const StoredForms &forms) const {
-  for (TensorId id : forms) // (the key itself first, when it is stored)
-    if (id != kNoTensor)
-      return metadata_->tensor(id);
+  // (The key itself first, when it is stored.)
+  for (size_t i = 0; i < kShardedLikeKey; ++i)
+    if (forms[i] != kNoTensor)
+      return metadata_->tensor(forms[i]);
   return std::nullopt;
 }
 
@@ -174,7 +169,8 @@ std::optional<int64_t> KeySpace::shardCountAlongAxis(std::string_view name,
   // A model key and its states sharded like it must agree.
   std::optional<int64_t> agreed;
   std::string_view agreedKey;
-  for (TensorId id : *tensors) {
+  for (size_t i = 0; i < kShardedLikeKey; ++i) {
+    TensorId id = (*tensors)[i];
     if (id == kNoTensor)
       continue;
     TensorRef tensor = metadata_->tensor(id);

@@ -180,7 +180,7 @@ private:
     if (form && input.stored[*form] != KeySpace::kNoTensor)
       return source.tensor(input.stored[*form]);
     std::string key = input.key + binding.suffix;
-    if (!form) // a beta-pow accumulator: looked up by text
+    if (!form) // (suffixes are optimizer states' or none)
       if (std::optional<TensorRef> t = source.find(key))
         return t;
     if (giveUpSilently())

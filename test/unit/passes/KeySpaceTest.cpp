@@ -6,10 +6,13 @@
 // metadata. The key space looks a model key's tensors up once, when it is
 // built; the answers must not change, including for a model key that is
 // also the suffixed spelling of another (`b.w_0` beside `b.w_0.moment1_0`),
-// a model key with no tensor of its own, and states that disagree.
+// a model key with no tensor of its own, and states that disagree; and
+// storedForms names every optimizer state's tensor, beta-pow ones included.
 //
 //===----------------------------------------------------------------------===//
 #include "aoa/passes/KeySpace.h"
+
+#include "aoa/ir/OptimizerState.h"
 
 #include <gtest/gtest.h>
 
@@ -78,6 +81,7 @@ const std::vector<Stored> kKeys = {
     {"a.w_0", {8, 4}, 2},
     {"a.moment1_0", {8, 4}, 2},
     {"a.beta1_pow_acc_0", {1}, 1},
+    {"c.beta2_pow_acc_0", {1}, 1},
     {"b.w_0", {6, 2}, 3},
     {"b.w_0.moment1_0", {6, 2}, 3},
     {"c.moment1_0", {4}, 2},
@@ -96,6 +100,14 @@ TEST(KeySpaceTest, AnswersAsTheDefinitionSpelledOut) {
     names.push_back(other);
   for (const std::string &name : names) {
     SCOPED_TRACE("name '" + name + "'");
+    // Every stored form is the key `name` + suffix, or none.
+    KeySpace::StoredForms forms = keys.storedForms(name);
+    for (size_t i = 0; i < forms.size(); ++i) {
+      std::string suffix(i == 0 ? std::string_view() : kOptimizerSuffixes[i - 1]);
+      EXPECT_EQ(KeySpace::storedFormIndex(suffix), i);
+      std::optional<TensorRef> t = metadata.find(name + suffix);
+      EXPECT_EQ(forms[i], t ? t->id() : KeySpace::kNoTensor) << suffix;
+    }
     std::vector<TensorRef> tensors = naiveTensors(metadata, keys, name);
     std::optional<TensorRef> representative = keys.representative(name);
     ASSERT_EQ(representative.has_value(), !tensors.empty());
@@ -135,6 +147,8 @@ TEST(KeySpaceTest, TheCasesTheDefinitionTurnsOn) {
   // `c` has only a state; `e`'s master weight comes before its moment.
   EXPECT_EQ(keys.representative("c")->key(), "c.moment1_0");
   EXPECT_EQ(keys.rankOf("e"), 3u);
+  EXPECT_EQ(KeySpace::storedFormIndex(".moment3_0"), std::nullopt);
+  EXPECT_EQ(keys.storedForms("c")[5], metadata.find("c.beta2_pow_acc_0")->id());
   // The beta-pow accumulators are scalars and do not count.
   std::string why;
   EXPECT_EQ(keys.shardCountAlongAxis("a", 0, why), 2);

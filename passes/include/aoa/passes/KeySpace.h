@@ -8,6 +8,7 @@
 #ifndef AOA_PASSES_KEYSPACE_H
 #define AOA_PASSES_KEYSPACE_H
 
+#include "aoa/ir/OptimizerState.h"
 #include "aoa/ir/ShardMetadata.h"
 
 #include <array>
@@ -49,15 +50,17 @@ public:
   }
   bool isStoredKey(std::string_view key) const;
 
-  /// The stored tensors `name` + suffix names, for the suffixes of the
-  /// tensors sharded like a model key: "", .w_0, .moment1_0, .moment2_0 (in
-  /// that order; storedFormIndex). kNoTensor where there is none. Looked up
-  /// once for all four: a model key's when the key space is built.
+  /// The stored tensors `name` + suffix names, for the empty suffix and
+  /// each of kOptimizerSuffixes, in that order (storedFormIndex); kNoTensor
+  /// where there is none. The first kShardedLikeKey are the key and the
+  /// states sharded like it; the beta-pow accumulators, scalars, follow.
+  /// Looked up once for all: a model key's when the key space is built.
   static constexpr TensorId kNoTensor = UINT32_MAX;
-  using StoredForms = std::array<TensorId, 4>;
+  static constexpr size_t kShardedLikeKey = 4;
+  using StoredForms = std::array<TensorId, 1 + std::size(kOptimizerSuffixes)>;
   StoredForms storedForms(std::string_view name) const;
-  /// The index of `suffix` in StoredForms; nullopt for any other suffix
-  /// (the beta-pow accumulators).
+  /// The index of `suffix` in StoredForms; nullopt for a suffix that is
+  /// not an optimizer state's.
   static std::optional<size_t> storedFormIndex(std::string_view suffix);
 
   /// The tensor that stands for `name`: the stored key itself, or for a
