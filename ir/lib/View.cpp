@@ -69,6 +69,21 @@ Box shiftOnto(const Box &region, const Box &from, const Box &to) {
 std::optional<Box> sourceRegionOf(const Piece &piece, const Box &region,
                                   std::string &why) {
   const Transform &t = *piece.transform;
+  size_t rank = region.rank();
+  if (!t.reshape && t.before.rank() == rank && piece.view.rank() == rank &&
+      piece.source.rank() == rank) {
+    // The region shifted onto the source, axis i of the view being axis
+    // before[i] of the input: before.inverse().apply(shiftOnto(region,
+    // view, before.apply(source))) in one pass (every answer asks this).
+    llvm::SmallVector<Interval, 4> dims(rank);
+    for (size_t i = 0; i < rank; ++i) {
+      unsigned axis = t.before[i];
+      int64_t begin = piece.source.dim(axis).begin +
+                      (region.dim(i).begin - piece.view.dim(i).begin);
+      dims[axis] = {begin, begin + region.dim(i).size()};
+    }
+    return Box(dims);
+  }
   // The piece's source seen in the frame just before any reshape.
   Box sourceBefore = t.before.apply(piece.source);
   if (!t.reshape)
