@@ -216,9 +216,10 @@ bool loadLayouts(const CompileOptions &options, const ConfigFile &config,
   std::optional<DestinationPreload> preload;
   if (options.threads > 1 && !options.destinationMetadataPath.empty())
     preload.emplace(options.destinationMetadataPath, hashLayouts);
+  // (A destination loaded beside it sorts its keys on its own thread.)
   layouts.source = loadMetadataArgument(
       options.sourceMetadataPath, sources, diags, layouts.sourceLocatePath,
-      derivedLayout ? &layouts.otherFiles : nullptr);
+      derivedLayout ? &layouts.otherFiles : nullptr, options.threads);
   if (layouts.source && options.sourceMetadataOutput)
     writeShardMetadata(*layouts.source, *options.sourceMetadataOutput);
   if (!layouts.source)

@@ -11,11 +11,11 @@ namespace aoa {
 std::optional<ShardMetadata>
 loadMetadataArgument(const std::string &path, SourceManager &sources,
                      DiagnosticEngine &diags, std::string &locatePath,
-                     std::vector<std::string> *otherFiles) {
+                     std::vector<std::string> *otherFiles, unsigned threads) {
   std::error_code ignored;
   if (!std::filesystem::is_directory(path, ignored)) {
     locatePath = path;
-    return loadShardMetadata(path, sources, diags);
+    return loadShardMetadata(path, sources, diags, threads);
   }
   unsigned errorsBefore = diags.errorCount();
   runtime::Expected<formats::CheckpointDirectory> checkpoint =

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <future>
+#include <system_error>
 
 namespace aoa {
 
@@ -315,16 +317,35 @@ void ShardMetadataBuilder::reserve(size_t tensors, size_t shards,
   m.tensorOfString_.reserve(tensors);
 }
 
-ShardMetadata ShardMetadataBuilder::finish() {
+ShardMetadata ShardMetadataBuilder::finish(unsigned threads) {
   ShardMetadata &m = metadata_;
   m.keyOrder_.resize(m.tensors_.size());
   for (TensorId id = 0; id < m.keyOrder_.size(); ++id)
     m.keyOrder_[id] = id;
-  std::sort(m.keyOrder_.begin(), m.keyOrder_.end(),
-            [&m](TensorId a, TensorId b) {
-              return bytewiseLess(m.strings_.get(m.tensors_[a].key),
-                                  m.strings_.get(m.tensors_[b].key));
-            });
+  auto keyLess = [&m](TensorId a, TensorId b) {
+    return bytewiseLess(m.strings_.get(m.tensors_[a].key),
+                        m.strings_.get(m.tensors_[b].key));
+  };
+  // Keys are unique, so the halves merge into the one sorted order. Below
+  // this many, a thread costs more than it saves.
+  constexpr size_t kKeysWorthASecondThread = 1 << 15;
+  auto begin = m.keyOrder_.begin(), end = m.keyOrder_.end();
+  if (threads > 1 && m.keyOrder_.size() >= kKeysWorthASecondThread) {
+    auto middle = begin + m.keyOrder_.size() / 2;
+    std::future<void> upper;
+    try {
+      upper = std::async(std::launch::async,
+                         [&] { std::sort(middle, end, keyLess); });
+    } catch (const std::system_error &) {
+      std::sort(middle, end, keyLess); // no thread to be had: here, then
+    }
+    std::sort(begin, middle, keyLess);
+    if (upper.valid())
+      upper.get();
+    std::inplace_merge(begin, middle, end, keyLess);
+  } else {
+    std::sort(begin, end, keyLess);
+  }
   ShardMetadata result = std::move(metadata_);
   metadata_ = ShardMetadata();
   return result;

@@ -128,7 +128,8 @@ private:
 
 std::optional<ShardMetadata> loadShardMetadata(const std::string &path,
                                                SourceManager &sources,
-                                               DiagnosticEngine &diags) {
+                                               DiagnosticEngine &diags,
+                                               unsigned threads) {
   PaddedFile file;
   if (std::optional<std::string> failure = file.open(path)) {
     diags
@@ -137,7 +138,7 @@ std::optional<ShardMetadata> loadShardMetadata(const std::string &path,
         .hint("pass the path of an aoa-metadata JSON file");
     return std::nullopt;
   }
-  return MetadataParser(path, file.text(), sources, diags).parse();
+  return MetadataParser(path, file.text(), sources, diags, threads).parse();
 }
 
 std::optional<ShardMetadata> loadShardMetadataText(const std::string &path,

@@ -260,7 +260,7 @@ std::optional<ShardMetadata> MetadataParser::parse() {
           .hint(kFormatHint);
   if (errors_ != 0 || stopped_)
     return std::nullopt;
-  return builder_.finish();
+  return builder_.finish(threads_);
 }
 
 bool MetadataParser::openRoot(ondemand::parser &parser,

@@ -191,10 +191,12 @@ struct ShardDraft {
 class MetadataParser {
 public:
   /// `text` must be followed by simdjson::SIMDJSON_PADDING readable bytes.
+  /// `threads` > 1: the keys may be sorted on two (ShardMetadataBuilder).
   MetadataParser(const std::string &path, std::string_view text,
-                 SourceManager &sources, DiagnosticEngine &diags)
+                 SourceManager &sources, DiagnosticEngine &diags,
+                 unsigned threads = 1)
       : path_(path), text_(text), sources_(sources), diags_(diags),
-        discarded_(sources) {}
+        discarded_(sources), threads_(threads) {}
 
   std::optional<ShardMetadata> parse();
 
@@ -349,6 +351,7 @@ private:
   DiagnosticEngine &diags_;
   /// Swallows diagnostics once the parse has stopped.
   DiagnosticEngine discarded_;
+  unsigned threads_;
   uint32_t buffer_ = 0;
   unsigned errors_ = 0;
   bool stopped_ = false;

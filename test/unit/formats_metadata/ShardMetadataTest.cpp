@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 using namespace aoa;
 using namespace aoa::test;
 
@@ -45,6 +48,35 @@ TEST(ShardMetadata, IteratesInSortedKeyOrder) {
   for (TensorRef t : m.tensors())
     fileOrder.push_back(t.id());
   EXPECT_EQ(fileOrder, (std::vector<TensorId>{0, 1, 2, 3}));
+}
+
+// Sorted on two threads (halves merged), a large model's key order is the
+// byte order std::sort gives; keys that share long prefixes, differ in
+// their last byte, or are prefixes of one another included.
+TEST(ShardMetadata, SortsOnTwoThreadsAsOnOne) {
+  std::mt19937 random(11);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 50000; ++i) {
+    std::string key = "model.layers." + std::to_string(random() % 97) +
+                      ".experts." + std::to_string(random() % 300) + ".w";
+    if (i % 3 == 0)
+      key += ".moment1_0";
+    if (i % 7 == 0)
+      key += std::string(1, static_cast<char>(0x80 + i % 100)); // high bytes
+    keys.push_back(key + "#" + std::to_string(i)); // unique
+  }
+  for (unsigned threads : {1u, 2u}) {
+    ShardMetadataBuilder builder;
+    for (const std::string &key : keys)
+      ASSERT_TRUE(builder.addTensor(key, DType::F32, {1}).has_value());
+    ShardMetadata m = builder.finish(threads);
+    std::vector<std::string> sorted;
+    for (TensorId id : m.tensorIdsByKey())
+      sorted.emplace_back(m.tensor(id).key());
+    std::vector<std::string> expected = keys;
+    std::sort(expected.begin(), expected.end()); // (bytes, as unsigned chars)
+    EXPECT_EQ(sorted, expected) << threads << " threads";
+  }
 }
 
 TEST(ShardMetadata, InternsFileNamesAndNamesOnce) {

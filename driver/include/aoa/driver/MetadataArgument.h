@@ -21,11 +21,13 @@ namespace aoa {
 /// Loads `path` (a metadata file or a checkpoint directory); errors are
 /// reported through `diags`. `locatePath` is set to the file whose text
 /// names the keys (empty when there is none); `otherFiles`, when given, to
-/// a directory's other files (config.json, tokenizer files, ...).
+/// a directory's other files (config.json, tokenizer files, ...). `threads`
+/// > 1 lets a metadata file's keys be sorted on two.
 std::optional<ShardMetadata>
 loadMetadataArgument(const std::string &path, SourceManager &sources,
                      DiagnosticEngine &diags, std::string &locatePath,
-                     std::vector<std::string> *otherFiles = nullptr);
+                     std::vector<std::string> *otherFiles = nullptr,
+                     unsigned threads = 1);
 
 } // namespace aoa
 

@@ -365,8 +365,9 @@ public:
   void reserve(size_t tensors, size_t shards, size_t coordinates);
 
   /// Sorts the key order and hands the model over; the builder is empty
-  /// afterwards.
-  ShardMetadata finish();
+  /// afterwards. With `threads` > 1, a large model's keys are sorted in two
+  /// halves at once and merged (the order is the same).
+  ShardMetadata finish(unsigned threads = 1);
 
 private:
   ShardMetadata metadata_;

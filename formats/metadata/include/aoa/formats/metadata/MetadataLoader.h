@@ -38,10 +38,11 @@
 namespace aoa {
 
 /// Reads and validates the metadata file at `path`; on any error reports it
-/// and returns nullopt.
+/// and returns nullopt. `threads` > 1 lets the keys be sorted on two.
 std::optional<ShardMetadata> loadShardMetadata(const std::string &path,
                                                SourceManager &sources,
-                                               DiagnosticEngine &diags);
+                                               DiagnosticEngine &diags,
+                                               unsigned threads = 1);
 
 /// As loadShardMetadata, for text already in memory; `path` names it in
 /// diagnostics.
