@@ -34,14 +34,14 @@ KeySpace::KeySpace(const ShardMetadata &metadata, std::string sideName,
   llvm::ArrayRef<TensorId> byKey = metadata.tensorIdsByKey();
   std::vector<std::string_view> storedKeys;
   storedKeys.reserve(byKey.size());
-  modelKeyTensors_.reserve(byKey.size());
   StoredForms none;
   none.fill(kNoTensor);
   for (TensorId id : byKey) {
     std::string_view key = metadata.tensor(id).key();
     storedKeys.push_back(key);
     auto [model, suffix] = splitOptimizerSuffix(key);
-    auto [entry, inserted] = modelKeyTensors_.try_emplace(model, none);
+    auto [entry, inserted] =
+        modelKeyTensors_.try_emplace(llvm::StringRef(model), none);
     if (inserted)
       modelKeys_.emplace_back(model);
     if (std::optional<size_t> index = storedFormIndex(suffix))
@@ -51,7 +51,7 @@ KeySpace::KeySpace(const ShardMetadata &metadata, std::string sideName,
   // (`a.w_0` beside `a.w_0.moment1_0`) is stored itself all the same.
   for (auto &[model, tensors] : modelKeyTensors_)
     if (tensors[0] == kNoTensor)
-      if (std::optional<TensorRef> tensor = metadata.find(model))
+      if (std::optional<TensorRef> tensor = metadata.find(std::string_view(model)))
         tensors[0] = tensor->id();
   std::sort(modelKeys_.begin(), modelKeys_.end());
   // Both lists are sorted (tensorIdsByKey is in byte order) and without

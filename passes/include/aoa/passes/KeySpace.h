@@ -11,11 +11,13 @@
 #include "aoa/ir/OptimizerState.h"
 #include "aoa/ir/ShardMetadata.h"
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringRef.h"
+
 #include <array>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace aoa {
@@ -46,7 +48,7 @@ public:
   const std::vector<std::string_view> &modelKeys() const { return modelKeys_; }
   bool contains(std::string_view name) const;
   bool isModelKey(std::string_view name) const {
-    return modelKeyTensors_.count(name) != 0;
+    return modelKeyTensors_.count(llvm::StringRef(name)) != 0;
   }
   bool isStoredKey(std::string_view key) const;
 
@@ -85,7 +87,7 @@ private:
   /// built (fused macros ask for tens of thousands of keys, each a few
   /// times, and every answer for its source).
   const StoredForms *findModelKey(std::string_view name) const {
-    auto it = modelKeyTensors_.find(name);
+    auto it = modelKeyTensors_.find(llvm::StringRef(name));
     return it == modelKeyTensors_.end() ? nullptr : &it->second;
   }
 
@@ -97,7 +99,9 @@ private:
   std::string path_;
   std::vector<std::string_view> names_;
   std::vector<std::string_view> modelKeys_;
-  std::unordered_map<std::string_view, StoredForms> modelKeyTensors_;
+  /// (Open addressing: a lookup is a probe of one array, where a node-based
+  /// map chased a bucket and a node.)
+  llvm::DenseMap<llvm::StringRef, StoredForms> modelKeyTensors_;
 };
 
 } // namespace aoa
