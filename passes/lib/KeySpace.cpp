@@ -51,7 +51,8 @@ KeySpace::KeySpace(const ShardMetadata &metadata, std::string sideName,
   // (`a.w_0` beside `a.w_0.moment1_0`) is stored itself all the same.
   for (auto &[model, tensors] : modelKeyTensors_)
     if (tensors[0] == kNoTensor)
-      if (std::optional<TensorRef> tensor = metadata.find(std::string_view(model)))
+      if (std::optional<TensorRef> tensor =
+              metadata.find(std::string_view(model)))
         tensors[0] = tensor->id();
   std::sort(modelKeys_.begin(), modelKeys_.end());
   // Both lists are sorted (tensorIdsByKey is in byte order) and without
@@ -92,8 +93,7 @@ KeySpace::representative(const StoredForms &forms) const {
   return std::nullopt;
 }
 
-std::optional<TensorRef>
-KeySpace::representative(std::string_view name) const {
+std::optional<TensorRef> KeySpace::representative(std::string_view name) const {
   return representative(storedForms(name));
 }
 

@@ -268,9 +268,8 @@ private:
           reportAtBinding(binding, query.key,
                           "'" + query.key + "' is " +
                               std::string(dtypeName(query.dtype)) +
-                              " but its source '" +
-                              std::string(stored->key()) + "' gives " +
-                              std::string(dtypeName(produced)))
+                              " but its source '" + std::string(stored->key()) +
+                              "' gives " + std::string(dtypeName(produced)))
               .hint("cast it: `" + query.key + " -> " + query.key + ", " +
                     spellCast(state_, query.dtype, produced) + "`");
         return false;
@@ -329,9 +328,9 @@ private:
           return false;
         reportAtBinding(binding, query.key,
                         "'" + query.key + "' has shape " +
-                            formatShape(query.localShape) + " but its source '" +
-                            std::string(stored->key()) + "' has shape " +
-                            formatShape(whole.shape()));
+                            formatShape(query.localShape) +
+                            " but its source '" + std::string(stored->key()) +
+                            "' has shape " + formatShape(whole.shape()));
         return false;
       }
       addEntry(query, query.box(), *stored, whole, nullptr);

@@ -48,7 +48,8 @@ std::optional<ChainWalk> VarMappingChain::resolve(const ChainName &name,
                                                   const KeySpace &side,
                                                   std::string &why) const {
   // Most names a fused macro asks about are keys themselves: no walk.
-  if (!name.temporary && side.contains(name.text) && !changedInPlace_.count(name))
+  if (!name.temporary && side.contains(name.text) &&
+      !changedInPlace_.count(name))
     return ChainWalk{name, {}};
   const Links &links = forward ? forward_ : backward_;
   std::set<ChainName> seen;
