@@ -21,8 +21,14 @@ std::optional<uint32_t> Dataflow::inputFor(const KeySpace &source,
                           tensor->globalShape().end());
   input.type.dtype = tensor->dtype();
   Box whole = Box::fromShape(input.type.shape);
-  input.view = makeView(
-      input.type, {Piece{whole, id, whole, Transform::identity(whole.rank())}});
+  // (Inputs of one rank share their identity transform: a model has tens of
+  // thousands of inputs and a handful of ranks.)
+  if (identityTransforms.size() <= whole.rank())
+    identityTransforms.resize(whole.rank() + 1);
+  std::shared_ptr<const Transform> &identity = identityTransforms[whole.rank()];
+  if (!identity)
+    identity = Transform::identity(whole.rank());
+  input.view = makeView(input.type, {Piece{whole, id, whole, identity}});
   inputs.push_back(std::move(input));
   inputUses.push_back(0);
   inputKeys.intern(key);

@@ -45,6 +45,8 @@ struct Dataflow {
   StringPool inputKeys;
   /// Reads of each input, for leaves without a destination layout.
   std::vector<uint32_t> inputUses;
+  /// The inputs' untransformed pieces' transform, by rank.
+  std::vector<std::shared_ptr<const Transform>> identityTransforms;
   /// Names assigned by ops (user intermediates, temporaries, destination
   /// names), holding their latest value.
   NamedValueTable values;
