@@ -10,6 +10,15 @@
 //   map            only mmap the file (MAP_POPULATE), as the loader does
 //   simdjson-walk  map, then walk every value with simdjson On-Demand
 //                  (numbers parsed, strings seen in place), building nothing
+//   simdjson-chunks
+//                  the same walk over the tensors' entries in chunks of about
+//                  --chunk-mib MiB, each wrapped in braces and parsed by one
+//                  reused parser: what a loader that parses in bounded
+//                  chunks would pay (the structural index of the whole
+//                  document is most of simdjson-walk's memory). Cut where a
+//                  line starts the next entry (`},` newline `"`), as aoa's
+//                  writer lays entries out; same scalars and checksum as
+//                  simdjson-walk when the cuts are right.
 //   nlohmann-sax   map, then parse with nlohmann's SAX interface, building
 //                  nothing (the other streaming parser the metadata budget allows)
 // With --keep, loaded models stay alive, so loading a source and a
@@ -37,7 +46,7 @@ namespace ondemand = simdjson::ondemand;
 
 namespace {
 
-enum class Mode { Load, Read, Map, SimdjsonWalk, NlohmannSax };
+enum class Mode { Load, Read, Map, SimdjsonWalk, SimdjsonChunks, NlohmannSax };
 
 cl::OptionCategory category("aoa-bench-load-metadata options");
 cl::list<std::string> files(cl::Positional, cl::OneOrMore,
@@ -49,9 +58,15 @@ cl::opt<Mode> mode(
                clEnumValN(Mode::Map, "map", "mmap the file only"),
                clEnumValN(Mode::SimdjsonWalk, "simdjson-walk",
                           "simdjson On-Demand over every value, no model"),
+               clEnumValN(Mode::SimdjsonChunks, "simdjson-chunks",
+                          "the same walk, the tensors in chunks with one "
+                          "reused parser"),
                clEnumValN(Mode::NlohmannSax, "nlohmann-sax",
                           "nlohmann SAX parse, no model")),
     cl::cat(category));
+cl::opt<unsigned> chunkMiB("chunk-mib", cl::init(2),
+                           cl::desc("Chunk size of --mode=simdjson-chunks"),
+                           cl::cat(category));
 cl::opt<unsigned> repeat("repeat", cl::init(1),
                          cl::desc("Loads per file (the minimum is reported)"),
                          cl::cat(category));
@@ -123,6 +138,49 @@ bool walk(ondemand::value value, WalkCounts &counts) {
     ++counts.scalars;
     return true;
   }
+}
+
+/// --mode=simdjson-chunks (see the file comment); false when the text is not
+/// laid out as aoa's writer does or a chunk does not parse.
+bool walkInChunks(std::string_view text, WalkCounts &counts) {
+  constexpr std::string_view kTensors = "\"tensors\": {";
+  size_t open = text.find(kTensors);
+  size_t rootClose = text.find_last_of('}');
+  if (open == std::string_view::npos || rootClose == std::string_view::npos ||
+      rootClose == 0)
+    return false;
+  size_t begin = open + kTensors.size();
+  size_t end = text.find_last_of('}', rootClose - 1); // the tensors' own
+  if (end == std::string_view::npos || end < begin)
+    return false;
+  ondemand::parser parser;
+  std::string buffer;
+  auto walkText = [&](std::string_view head, std::string_view body,
+                      std::string_view tail) {
+    buffer.assign(head).append(body).append(tail);
+    size_t length = buffer.size();
+    buffer.append(simdjson::SIMDJSON_PADDING, ' ');
+    ondemand::document document;
+    ondemand::value root;
+    return !parser
+                .iterate(simdjson::padded_string_view(buffer.data(), length,
+                                                      buffer.size()))
+                .get(document) &&
+           !document.get_value().get(root) && walk(root, counts);
+  };
+  // The fields around the tensors, as one document of their own.
+  if (!walkText(text.substr(0, begin), "", text.substr(end)))
+    return false;
+  size_t chunkBytes = std::max<size_t>(1, chunkMiB) << 20;
+  for (size_t at = begin; at < end;) {
+    size_t cut = at + chunkBytes < end ? text.find("},\n\"", at + chunkBytes)
+                                       : std::string_view::npos;
+    size_t stop = cut == std::string_view::npos || cut >= end ? end : cut + 1;
+    if (!walkText("{", text.substr(at, stop - at), "}"))
+      return false;
+    at = stop == end ? end : stop + 1; // past the comma
+  }
+  return true;
 }
 
 struct NullSax : nlohmann::json_sax<nlohmann::json> {
@@ -233,6 +291,15 @@ std::string runOnce(const std::string &path) {
         document.get_value().get(root) ||
         !walk(root, counts)) {
       std::cerr << "simdjson could not walk " << path << "\n";
+      return {};
+    }
+    return std::to_string(counts.scalars) + " scalars walked (checksum " +
+           std::to_string(counts.checksum) + ")";
+  }
+  if (mode == Mode::SimdjsonChunks) {
+    WalkCounts counts;
+    if (!walkInChunks(text, counts)) {
+      std::cerr << "cannot walk " << path << " in chunks\n";
       return {};
     }
     return std::to_string(counts.scalars) + " scalars walked (checksum " +
