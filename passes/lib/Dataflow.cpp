@@ -5,6 +5,17 @@
 
 namespace aoa {
 
+std::optional<TensorRef>
+InputTensor::storedAs(const ShardMetadata &source,
+                      std::string_view suffix) const {
+  std::optional<size_t> form = KeySpace::storedFormIndex(suffix);
+  if (!form)
+    return source.find(key + std::string(suffix));
+  if (stored[*form] == KeySpace::kNoTensor)
+    return std::nullopt;
+  return source.tensor(stored[*form]);
+}
+
 std::optional<uint32_t> Dataflow::inputFor(const KeySpace &source,
                                            const std::string &key) {
   if (std::optional<uint32_t> id = inputKeys.find(key))

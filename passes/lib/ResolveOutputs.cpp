@@ -112,9 +112,8 @@ private:
       const InputTensor &input = df_.inputs[piece.input];
       if (input.removed)
         continue;
-      std::string stateKey = input.key + binding.suffix;
-      if (!source.find(stateKey))
-        return stateKey;
+      if (!input.storedAs(source, binding.suffix))
+        return input.key + binding.suffix;
       if (isBetaPowSuffix(binding.suffix))
         break;
     }
@@ -308,7 +307,7 @@ private:
       const InputTensor &input = df_.inputs[piece.input];
       if (input.removed)
         continue;
-      std::optional<TensorRef> state = source.find(input.key + suffix);
+      std::optional<TensorRef> state = input.storedAs(source, suffix);
       if (!state)
         return;
       if (!first)

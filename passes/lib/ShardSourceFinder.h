@@ -175,16 +175,12 @@ private:
   std::optional<TensorRef> storedSource(const InputTensor &input,
                                         const TensorDesc &query,
                                         const TargetBinding &binding) {
-    const ShardMetadata &source = *state_.source.metadata();
-    std::optional<size_t> form = KeySpace::storedFormIndex(binding.suffix);
-    if (form && input.stored[*form] != KeySpace::kNoTensor)
-      return source.tensor(input.stored[*form]);
-    std::string key = input.key + binding.suffix;
-    if (!form) // (suffixes are optimizer states' or none)
-      if (std::optional<TensorRef> t = source.find(key))
-        return t;
+    if (std::optional<TensorRef> t =
+            input.storedAs(*state_.source.metadata(), binding.suffix))
+      return t;
     if (giveUpSilently())
       return std::nullopt;
+    std::string key = input.key + binding.suffix;
     if (reportedMissing_.insert(key).second)
       reportAtBinding(binding, query.key,
                       "'" + query.key + "' needs the source key '" + key +

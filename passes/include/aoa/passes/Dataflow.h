@@ -37,6 +37,11 @@ struct InputTensor {
   /// `key -> _`: every answer drops the pieces it provides.
   bool removed = false;
   size_t removedBy = kNoOp;
+
+  /// The tensor of `source` stored as `key` + `suffix`, if any: by index
+  /// for the suffixes of `stored`, by text for any other.
+  std::optional<TensorRef> storedAs(const ShardMetadata &source,
+                                    std::string_view suffix) const;
 };
 
 struct Dataflow {
